@@ -1,0 +1,3 @@
+DROP TABLE sessions;
+DROP TABLE api_tokens;
+DROP TABLE readers;
