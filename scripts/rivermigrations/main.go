@@ -1,6 +1,6 @@
 // Command rivermigrations writes River's schema migrations into migrations/ as
 // golang-migrate files, one River version per file, so that one migration
-// history describes the whole database (docs/adr/0005-river-schema-in-our-migrations.md).
+// history describes the whole database (docs/adr/0008-one-queue-river.md).
 //
 // Usage: go run ./scripts/rivermigrations -first 3 -dir migrations
 //

@@ -1,0 +1,28 @@
+# Lectern. `make run` starts it; `make test` runs every test.
+.PHONY: run test build lint bench fuzz demo docs userscripts clean
+
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+
+run:
+	scripts/run.sh
+
+test:
+	scripts/test.sh
+
+build:
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/lectern ./backend/cmd/lectern
+
+lint:
+	gofmt -l . | (! grep .)
+	go vet ./...
+	go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+
+userscripts:
+	node userscripts/build.mjs
+
+docs:
+	go run ./backend/cmd/lectern config --markdown > docs/configuration.table.md
+
+clean:
+	rm -rf bin

@@ -1,0 +1,146 @@
+// Package api is the JSON API the userscripts and other clients use: a
+// Reader's Bookmarks, URL resolution, and the Owner's controls. Every answer
+// is a flat JSON object or array; every error is {"error": "..."} with a 4xx
+// that names the problem, never a 500 for bad input.
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/lectern-reader/lectern/backend/internal/library"
+	"github.com/lectern-reader/lectern/backend/internal/store"
+)
+
+// MaxBody is the largest request body accepted.
+const MaxBody = 64 << 10
+
+// API serves /api.
+type API struct {
+	Store   *store.Store
+	Library *library.Library
+	Logger  *slog.Logger
+	// Version is sent as X-Lectern-Version so a client can show which
+	// server it talks to.
+	Version string
+	// Admin mounts the Owner's routes; nil leaves them out.
+	Admin func(r chi.Router)
+}
+
+// Routes returns the /api router.
+func (a *API) Routes() http.Handler {
+	r := chi.NewRouter()
+	r.Use(a.headers)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path)
+	})
+	r.Group(func(r chi.Router) {
+		r.Use(a.authenticate)
+		r.Get("/bookmarks", a.listBookmarks)
+		r.Get("/bookmarks/{key}", a.getBookmark)
+		r.Put("/bookmarks/{key}", a.putBookmark)
+		r.Delete("/bookmarks/{key}", a.deleteBookmark)
+		r.Get("/resolve", a.resolve)
+		if a.Admin != nil {
+			r.Route("/admin", func(r chi.Router) {
+				r.Use(requireOwner)
+				a.Admin(r)
+			})
+		}
+	})
+	return r
+}
+
+func (a *API) headers(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Lectern-Version", a.Version)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Cache-Control", "no-cache")
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (a *API) log() *slog.Logger {
+	if a.Logger != nil {
+		return a.Logger
+	}
+	return slog.Default()
+}
+
+// WriteJSON writes v as the response body.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // JSON with nosniff is never rendered as HTML; keep messages readable
+	_ = enc.Encode(v)
+}
+
+type errorBody struct {
+	Error string `json:"error"`
+	// ExpectedKey accompanies a key that does not match series_url.
+	ExpectedKey string `json:"expected_key,omitempty"`
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	WriteJSON(w, status, errorBody{Error: msg})
+}
+
+// WriteError is writeError for the packages that add routes to the API.
+func WriteError(w http.ResponseWriter, status int, msg string) { writeError(w, status, msg) }
+
+// serverError logs an unexpected failure and answers 500 without details.
+func (a *API) serverError(w http.ResponseWriter, r *http.Request, err error) {
+	a.log().ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	writeError(w, http.StatusInternalServerError, "internal error; the server log has details")
+}
+
+// Decode reads a JSON body into v: 413 over MaxBody, 400 for anything that
+// is not one JSON object. Unknown fields are ignored so older and newer
+// clients keep working (the wire only grows).
+func Decode(w http.ResponseWriter, r *http.Request, v any) (status int, msg string) {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
+		return http.StatusUnsupportedMediaType, "Content-Type must be application/json"
+	}
+	body := http.MaxBytesReader(w, r.Body, MaxBody)
+	dec := json.NewDecoder(body)
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		var syntax *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &tooBig):
+			return http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than %d bytes", MaxBody)
+		case errors.Is(err, io.EOF):
+			return http.StatusBadRequest, "request body is empty: send a JSON object"
+		case errors.As(err, &syntax):
+			return http.StatusBadRequest, fmt.Sprintf("malformed JSON at byte %d: %v", syntax.Offset, err)
+		case errors.As(err, &typ):
+			if typ.Field != "" {
+				return http.StatusBadRequest, fmt.Sprintf("malformed JSON: %s must be a %s, not %s", typ.Field, typ.Type, typ.Value)
+			}
+			return http.StatusBadRequest, "malformed JSON: the body must be a JSON object"
+		default:
+			return http.StatusBadRequest, "malformed JSON: " + err.Error()
+		}
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than %d bytes", MaxBody)
+		}
+		return http.StatusBadRequest, "malformed JSON: unexpected data after the object"
+	}
+	return 0, ""
+}

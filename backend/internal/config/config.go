@@ -1,0 +1,280 @@
+// Package config reads Lectern's configuration from the environment.
+//
+// Variable names are plain, without a prefix (docs/adr/0010-configuration-from-the-environment.md).
+// Values that cannot be defaulted safely are required, and a bad start names
+// every problem at once, so an Owner fixes a compose file in one pass.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/kelseyhightower/envconfig"
+)
+
+// Config is every setting of a Lectern process. The envconfig tag is the
+// variable name; desc is what `lectern config` prints; need names the
+// commands for which the variable is required.
+type Config struct {
+	DatabaseURL   string `envconfig:"DATABASE_URL" need:"serve" desc:"Postgres URL, e.g. postgres://lectern:secret@db:5432/lectern"`
+	PublicBaseURL string `envconfig:"PUBLIC_BASE_URL" need:"serve" desc:"the absolute URL clients reach this server at; Cover and userscript URLs are built on it"`
+	DataDir       string `envconfig:"DATA_DIR" need:"serve" desc:"directory for stored bytes (Covers under DATA_DIR/covers, archives under DATA_DIR/archive)"`
+	CoverDir      string `envconfig:"COVER_DIR" desc:"directory for Cover bytes (default DATA_DIR/covers)"`
+	ArchiveDir    string `envconfig:"ARCHIVE_DIR" desc:"directory for archived chapters (default DATA_DIR/archive)"`
+	ListenAddr    string `envconfig:"LISTEN_ADDR" default:":8080" desc:"address the HTTP server listens on"`
+	MetricsAddr   string `envconfig:"METRICS_ADDR" desc:"address for Prometheus metrics; empty turns them off"`
+
+	BrowserURL  string `envconfig:"BROWSER_URL" desc:"DevTools URL of a headless Chrome (e.g. the Compose sidecar http://browser:9222); browser Sites need it or BROWSER_PATH"`
+	BrowserPath string `envconfig:"BROWSER_PATH" desc:"path of a local Chromium to launch when BROWSER_URL is empty"`
+	// BrowserProxyAddr is where the browser's gated forward proxy listens. A
+	// remote sidecar must be able to reach it; a local Chromium uses loopback.
+	BrowserProxyAddr string `envconfig:"BROWSER_PROXY_ADDR" default:"127.0.0.1:0" desc:"listen address of the forward proxy all browser traffic goes through"`
+
+	PollInterval  time.Duration `envconfig:"POLL_INTERVAL" default:"1h" desc:"how often every held Series is polled"`
+	SitePace      string        `envconfig:"SITE_PACE" desc:"per-Site minimum interval between requests, e.g. asura=1s,demonic=500ms (default: each Site's own, 2s unless the registry says otherwise)"`
+	UserAgent     string        `envconfig:"USER_AGENT" default:"Lectern/1.0 (+https://github.com/lectern-reader/lectern)" desc:"User-Agent sent to Sites and image hosts"`
+	FetchMaxBytes int64         `envconfig:"FETCH_MAX_BYTES" default:"5242880" desc:"largest Site page body read, in bytes"`
+	CoverMaxBytes int64         `envconfig:"COVER_MAX_BYTES" default:"2097152" desc:"largest Cover or archived page image accepted, in bytes"`
+	Workers       int           `envconfig:"WORKERS" default:"4" desc:"background jobs run at once by this replica"`
+
+	LogFormat string `envconfig:"LOG_FORMAT" default:"json" desc:"json (production) or text (development)"`
+	LogLevel  string `envconfig:"LOG_LEVEL" default:"info" desc:"debug, info, warn or error"`
+}
+
+// Lookup reads one variable; os.LookupEnv in production, a map in tests.
+type Lookup func(string) (string, bool)
+
+// Load reads the configuration for a command and checks what that command
+// needs. The error names every missing or malformed variable.
+func Load(lookup Lookup, command string) (Config, error) {
+	var c Config
+	var problems []string
+
+	// envconfig reads the process environment; each parse error names one
+	// variable, so a malformed value is reported and skipped rather than
+	// hiding the problems after it.
+	restore := withEnv(lookup)
+	defer restore()
+	skipped := map[string]string{}
+	for range 32 {
+		err := envconfig.Process("", &c)
+		var pe *envconfig.ParseError
+		if !errors.As(err, &pe) {
+			if err != nil {
+				problems = append(problems, err.Error())
+			}
+			break
+		}
+		problems = append(problems, fmt.Sprintf("%s is malformed: %q is not a valid %s", pe.KeyName, pe.Value, pe.TypeName))
+		skipped[pe.KeyName] = pe.Value
+		os.Unsetenv(pe.KeyName)
+	}
+
+	for _, f := range fields() {
+		if !f.needed(command) {
+			continue
+		}
+		if _, bad := skipped[f.name]; bad {
+			continue
+		}
+		if v, _ := lookup(f.name); strings.TrimSpace(v) == "" {
+			problems = append(problems, fmt.Sprintf("%s is required: %s", f.name, f.desc))
+		}
+	}
+	problems = append(problems, c.check()...)
+	if len(problems) > 0 {
+		return c, fmt.Errorf("configuration: %s", strings.Join(problems, "; "))
+	}
+	c.fill()
+	return c, nil
+}
+
+// check validates the values that were given.
+func (c *Config) check() []string {
+	var p []string
+	if c.PublicBaseURL != "" {
+		u, err := url.Parse(c.PublicBaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			p = append(p, fmt.Sprintf("PUBLIC_BASE_URL is malformed: %q must be an absolute http(s) URL such as https://lectern.example.net", c.PublicBaseURL))
+		}
+	}
+	if c.DatabaseURL != "" {
+		u, err := url.Parse(c.DatabaseURL)
+		if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+			p = append(p, "DATABASE_URL is malformed: it must be a postgres:// URL")
+		}
+	}
+	if c.PollInterval != 0 && c.PollInterval < time.Minute {
+		p = append(p, fmt.Sprintf("POLL_INTERVAL is too short: %s (at least 1m)", c.PollInterval))
+	}
+	if c.Workers < 1 && c.Workers != 0 {
+		p = append(p, "WORKERS must be at least 1")
+	}
+	switch c.LogFormat {
+	case "", "json", "text":
+	default:
+		p = append(p, fmt.Sprintf("LOG_FORMAT is malformed: %q is neither json nor text", c.LogFormat))
+	}
+	switch c.LogLevel {
+	case "", "debug", "info", "warn", "error":
+	default:
+		p = append(p, fmt.Sprintf("LOG_LEVEL is malformed: %q is not debug, info, warn or error", c.LogLevel))
+	}
+	if _, err := c.Paces(); err != nil {
+		p = append(p, err.Error())
+	}
+	return p
+}
+
+// fill derives defaults that depend on other values.
+func (c *Config) fill() {
+	c.PublicBaseURL = strings.TrimRight(c.PublicBaseURL, "/")
+	if c.CoverDir == "" && c.DataDir != "" {
+		c.CoverDir = filepath.Join(c.DataDir, "covers")
+	}
+	if c.ArchiveDir == "" && c.DataDir != "" {
+		c.ArchiveDir = filepath.Join(c.DataDir, "archive")
+	}
+}
+
+// Paces parses SITE_PACE into per-Site intervals.
+func (c *Config) Paces() (map[string]time.Duration, error) {
+	out := map[string]time.Duration{}
+	if strings.TrimSpace(c.SitePace) == "" {
+		return out, nil
+	}
+	for _, part := range strings.Split(c.SitePace, ",") {
+		site, d, ok := strings.Cut(strings.TrimSpace(part), "=")
+		dur, err := time.ParseDuration(strings.TrimSpace(d))
+		if !ok || site == "" || err != nil || dur < 0 {
+			return nil, fmt.Errorf("SITE_PACE is malformed: %q should look like asura=1s,demonic=500ms", part)
+		}
+		out[strings.TrimSpace(site)] = dur
+	}
+	return out, nil
+}
+
+// Secure reports whether cookies must carry the Secure attribute.
+func (c *Config) Secure() bool { return strings.HasPrefix(c.PublicBaseURL, "https://") }
+
+type field struct {
+	name, def, desc, typ string
+	need                 []string
+}
+
+func (f field) needed(command string) bool {
+	for _, n := range f.need {
+		if n == command {
+			return true
+		}
+	}
+	return false
+}
+
+func fields() []field {
+	t := reflect.TypeOf(Config{})
+	out := make([]field, 0, t.NumField())
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		f := field{name: sf.Tag.Get("envconfig"), def: sf.Tag.Get("default"), desc: sf.Tag.Get("desc"), typ: sf.Type.String()}
+		if sf.Type == reflect.TypeOf(time.Duration(0)) {
+			f.typ = "duration"
+		}
+		if n := sf.Tag.Get("need"); n != "" {
+			f.need = strings.Split(n, ",")
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// Names lists every variable the configuration reads, for checks that a
+// compose file or document passes nothing unknown.
+func Names() []string {
+	var out []string
+	for _, f := range fields() {
+		out = append(out, f.name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Required lists the variables a command cannot start without.
+func Required(command string) []string {
+	var out []string
+	for _, f := range fields() {
+		if f.needed(command) {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
+// Print writes every variable with its default and meaning.
+func Print(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "VARIABLE\tTYPE\tDEFAULT\tMEANING")
+	for _, f := range fields() {
+		def := f.def
+		if len(f.need) > 0 {
+			def = "(required for " + strings.Join(f.need, ", ") + ")"
+		} else if def == "" {
+			def = "(empty)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.name, f.typ, def, f.desc)
+	}
+	tw.Flush()
+}
+
+// Markdown writes the configuration table for docs/configuration.md.
+func Markdown(w io.Writer) {
+	fmt.Fprintln(w, "| Variable | Type | Default | Meaning |")
+	fmt.Fprintln(w, "|---|---|---|---|")
+	for _, f := range fields() {
+		def := "`" + f.def + "`"
+		if len(f.need) > 0 {
+			def = "required"
+		} else if f.def == "" {
+			def = "empty"
+		}
+		fmt.Fprintf(w, "| `%s` | %s | %s | %s |\n", f.name, f.typ, def, strings.ReplaceAll(f.desc, "|", "\\|"))
+	}
+}
+
+// withEnv makes the process environment match lookup for the variables the
+// configuration reads, and returns a function restoring it. In production
+// lookup is os.LookupEnv and nothing changes.
+func withEnv(lookup Lookup) func() {
+	type saved struct {
+		v  string
+		ok bool
+	}
+	old := map[string]saved{}
+	for _, f := range fields() {
+		v, ok := os.LookupEnv(f.name)
+		old[f.name] = saved{v, ok}
+		if nv, nok := lookup(f.name); nok {
+			os.Setenv(f.name, nv)
+		} else {
+			os.Unsetenv(f.name)
+		}
+	}
+	return func() {
+		for k, s := range old {
+			if s.ok {
+				os.Setenv(k, s.v)
+			} else {
+				os.Unsetenv(k)
+			}
+		}
+	}
+}

@@ -1,0 +1,60 @@
+package latest
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/lectern-reader/lectern/backend/internal/store"
+)
+
+// PollArgs is the poll_series job: fetch one Series page and learn its
+// Latest Chapter (and, when it has none, its Cover address).
+type PollArgs struct {
+	Key string `json:"key" river:"unique"`
+	// Reason says why the poll was queued ("acquisition", "schedule",
+	// "reader hint", "owner request"); it is shown, never acted on.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Kind is River's job kind.
+func (PollArgs) Kind() string { return "poll_series" }
+
+// Priorities: River runs lower numbers first. An Acquisition jumps every
+// scheduled poll so a new Bookmark shows its facts within seconds.
+const (
+	PriorityAcquisition = 1
+	PriorityHint        = 2
+	PriorityScheduled   = 3
+)
+
+// uniqueInFlight keeps one poll per Series queued or running; a finished
+// poll does not block the next one.
+var uniqueInFlight = river.UniqueOpts{
+	ByArgs: true,
+	ByState: []rivertype.JobState{
+		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
+		rivertype.JobStateRetryable, rivertype.JobStateScheduled,
+	},
+}
+
+// Acquirer queues the Acquisition of a new Series on River, in the
+// transaction that created it.
+type Acquirer struct {
+	Client *river.Client[pgx.Tx]
+}
+
+// Acquire implements library.Acquirer.
+func (a Acquirer) Acquire(ctx context.Context, tx *store.Store, key string) error {
+	_, err := a.Client.InsertTx(ctx, tx.Tx(), PollArgs{Key: key, Reason: "acquisition"}, &river.InsertOpts{
+		Priority:   PriorityAcquisition,
+		UniqueOpts: uniqueInFlight,
+	})
+	if err != nil {
+		return fmt.Errorf("insert acquisition poll: %w", err)
+	}
+	return nil
+}

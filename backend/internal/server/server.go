@@ -1,0 +1,144 @@
+// Package server composes Lectern: the router over every surface (API, web
+// library, Covers, userscripts, health), the River client with its workers,
+// and their start and graceful stop.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/lectern-reader/lectern/backend/internal/api"
+	"github.com/lectern-reader/lectern/backend/internal/config"
+	"github.com/lectern-reader/lectern/backend/internal/latest"
+	"github.com/lectern-reader/lectern/backend/internal/library"
+	"github.com/lectern-reader/lectern/backend/internal/store"
+)
+
+// Deps are what a Server is built from.
+type Deps struct {
+	Config  config.Config
+	Store   *store.Store
+	Logger  *slog.Logger
+	Version string
+}
+
+// Server is one Lectern replica.
+type Server struct {
+	cfg     config.Config
+	store   *store.Store
+	log     *slog.Logger
+	river   *river.Client[pgx.Tx]
+	library *library.Library
+	handler http.Handler
+}
+
+// New builds a Server; nothing runs until Start.
+func New(ctx context.Context, d Deps) (*Server, error) {
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	s := &Server{cfg: d.Config, store: d.Store, log: d.Logger}
+
+	rc, err := river.NewClient(riverpgxv5.New(d.Store.Pool), &river.Config{
+		Logger: d.Logger.With("component", "river"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("river client: %w", err)
+	}
+	s.river = rc
+
+	s.library = &library.Library{
+		Store:   d.Store,
+		Acquire: latest.Acquirer{Client: rc},
+		BaseURL: d.Config.PublicBaseURL,
+		Logger:  d.Logger,
+	}
+	a := &api.API{Store: d.Store, Library: s.library, Logger: d.Logger, Version: d.Version}
+
+	r := chi.NewRouter()
+	r.Use(middleware.RequestID)
+	r.Use(middleware.Recoverer)
+	r.Get("/healthz", s.healthz)
+	r.Get("/readyz", s.readyz)
+	r.Mount("/api", a.Routes())
+	s.handler = r
+	return s, nil
+}
+
+// Handler is the whole router, for tests and for Run.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Library is the Bookmark service the router uses.
+func (s *Server) Library() *library.Library { return s.library }
+
+// River is the queue client.
+func (s *Server) River() *river.Client[pgx.Tx] { return s.river }
+
+// Run serves HTTP on ln until ctx ends, then shuts down gracefully: stop
+// accepting, let in-flight requests finish within the grace period.
+func (s *Server) Run(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      2 * time.Minute, // archive exports stream for a while
+		IdleTimeout:       2 * time.Minute,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	s.log.InfoContext(ctx, "serving", "addr", ln.Addr().String(), "public_base_url", s.cfg.PublicBaseURL)
+
+	select {
+	case err := <-errc:
+		return fmt.Errorf("http server: %w", err)
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down")
+	shutCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("http shutdown: %w", err)
+	}
+	return nil
+}
+
+// healthz answers while the process is alive.
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte("ok\n"))
+}
+
+// readyz answers 200 when the database is reachable and migrated to the
+// version this binary expects, so a load balancer sends no traffic to a
+// replica that cannot serve it.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+	defer cancel()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	want, err := store.LatestMigration()
+	if err == nil {
+		var have uint
+		have, err = s.store.AppliedMigration(ctx)
+		if err == nil && have != want {
+			err = fmt.Errorf("database at migration %d, this binary needs %d", have, want)
+		}
+	}
+	if err != nil {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, "not ready: %v\n", err)
+		return
+	}
+	_, _ = w.Write([]byte("ready\n"))
+}
