@@ -26,3 +26,7 @@ docs:
 
 clean:
 	rm -rf bin
+
+# Load figures with their references measured in the same run (no thresholds).
+bench:
+	go run ./backend/cmd/bench bookmarks

@@ -1,0 +1,273 @@
+// Command bench measures Lectern under load against references measured in
+// the same run, for `make bench`. It starts what it measures itself: a
+// throwaway Postgres (or BENCH_DATABASE_URL's server), the real server
+// in-process on loopback, and Go's http.FileServer as the reference.
+//
+//	bench [-d 10s] [-c 32] bookmarks
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/config"
+	"github.com/lectern-reader/lectern/backend/internal/loadgen"
+	"github.com/lectern-reader/lectern/backend/internal/server"
+	"github.com/lectern-reader/lectern/backend/internal/store"
+)
+
+func main() {
+	dur := flag.Duration("d", 10*time.Second, "duration of each scenario")
+	clients := flag.Int("c", 32, "concurrent keep-alive clients")
+	flag.Parse()
+	ctx := context.Background()
+	what := flag.Arg(0)
+	if what == "" {
+		what = "bookmarks"
+	}
+	env, err := newEnv(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	defer env.close()
+	switch what {
+	case "bookmarks":
+		err = benchBookmarks(ctx, env, *clients, *dur)
+	default:
+		err = fmt.Errorf("unknown scenario %q (bookmarks)", what)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// env is a database server to create benchmark databases on.
+type env struct {
+	serverURL string
+	cluster   *store.LocalCluster
+	dbs       []string
+}
+
+func newEnv(ctx context.Context) (*env, error) {
+	if u := os.Getenv("BENCH_DATABASE_URL"); u != "" {
+		return &env{serverURL: u}, nil
+	}
+	dir, err := os.MkdirTemp("", "lectern-bench-pg-")
+	if err != nil {
+		return nil, err
+	}
+	c, err := store.StartLocalCluster(ctx, dir, true)
+	if err != nil {
+		return nil, fmt.Errorf("start a throwaway Postgres (or set BENCH_DATABASE_URL): %w", err)
+	}
+	return &env{serverURL: c.URL("postgres"), cluster: c}, nil
+}
+
+// database creates a fresh, migrated database.
+func (e *env) database(ctx context.Context) (string, error) {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	name := "lectern_bench_" + hex.EncodeToString(b[:])
+	conn, err := pgx.Connect(ctx, e.serverURL)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		return "", err
+	}
+	e.dbs = append(e.dbs, name)
+	u, _ := url.Parse(e.serverURL)
+	u.Path = "/" + name
+	if err := store.MigrateUp(ctx, u.String()); err != nil {
+		return "", err
+	}
+	return u.String(), nil
+}
+
+func (e *env) close() {
+	ctx := context.Background()
+	if conn, err := pgx.Connect(ctx, e.serverURL); err == nil {
+		for _, db := range e.dbs {
+			_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)")
+		}
+		conn.Close(ctx)
+	}
+	if e.cluster != nil {
+		_ = e.cluster.Remove()
+	}
+}
+
+// startLectern runs the real server in-process on a loopback port.
+func startLectern(ctx context.Context, dbURL, dataDir string) (base string, st *store.Store, stop func(), err error) {
+	st, err = store.Open(ctx, dbURL)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, nil, err
+	}
+	base = "http://" + ln.Addr().String()
+	cfg := config.Config{DatabaseURL: dbURL, PublicBaseURL: base, DataDir: dataDir,
+		CoverDir: filepath.Join(dataDir, "covers"), ArchiveDir: filepath.Join(dataDir, "archive")}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := server.New(ctx, server.Deps{Config: cfg, Store: st, Logger: logger, Version: "bench"})
+	if err != nil {
+		return "", nil, nil, err
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = srv.Run(runCtx, ln); close(done) }()
+	return base, st, func() { cancel(); <-done; st.Close() }, nil
+}
+
+// seedReader creates a Reader with n Bookmarks on n Series with realistic
+// facts, and returns a token for them.
+func seedReader(ctx context.Context, st *store.Store, name string, n int) (string, error) {
+	hash, err := account.HashPassword("bench password")
+	if err != nil {
+		return "", err
+	}
+	r, err := st.CreateReader(ctx, name, hash, false)
+	if err != nil {
+		return "", err
+	}
+	token, th, err := account.NewToken()
+	if err != nil {
+		return "", err
+	}
+	if _, err := st.CreateToken(ctx, r.ID, "bench", th); err != nil {
+		return "", err
+	}
+	_, err = st.Pool.Exec(ctx, `
+		INSERT INTO series (key, site, kind, series_url, title, cover_address, cover_type,
+		                    latest_label, latest_number, latest_url, latest_at)
+		SELECT 'asura:bench-series-' || i, 'asura', 'manga',
+		       'https://asurascans.com/comics/bench-series-' || i || '-1a2b3c4d',
+		       'The Benchmark Chronicles, Volume ' || i,
+		       encode(sha256(('cover' || i)::bytea), 'hex'), 'image/webp',
+		       'Chapter ' || (i % 300 + 10), i % 300 + 10,
+		       'https://asurascans.com/comics/bench-series-' || i || '-1a2b3c4d/chapter/' || (i % 300 + 10),
+		       now() - (i || ' minutes')::interval
+		FROM generate_series(1, $1) i
+		ON CONFLICT (key) DO NOTHING`, n)
+	if err != nil {
+		return "", fmt.Errorf("seed series: %w", err)
+	}
+	_, err = st.Pool.Exec(ctx, `
+		INSERT INTO bookmarks (reader_id, series_key, chapter, chapter_number, chapter_url, progress_at)
+		SELECT $1, 'asura:bench-series-' || i, 'Chapter ' || (i % 300 + 5), i % 300 + 5,
+		       'https://asurascans.com/comics/bench-series-' || i || '-1a2b3c4d/chapter/' || (i % 300 + 5),
+		       now() - (i || ' hours')::interval
+		FROM generate_series(1, $2) i`, r.ID, n)
+	if err != nil {
+		return "", fmt.Errorf("seed bookmarks: %w", err)
+	}
+	return token, nil
+}
+
+func benchBookmarks(ctx context.Context, e *env, clients int, d time.Duration) error {
+	db, err := e.database(ctx)
+	if err != nil {
+		return err
+	}
+	dataDir, err := os.MkdirTemp("", "lectern-bench-data-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dataDir)
+	base, st, stop, err := startLectern(ctx, db, dataDir)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	token, err := seedReader(ctx, st, "reader", 1000)
+	if err != nil {
+		return err
+	}
+
+	// One request to learn the body and its ETag; the reference serves the
+	// very same bytes.
+	req, _ := http.NewRequest("GET", base+"/api/bookmarks", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	etag := resp.Header.Get("ETag")
+	if resp.StatusCode != 200 || etag == "" || strings.Count(string(body), `"key"`) != 1000 {
+		return fmt.Errorf("unexpected first response: %d, etag %q, %d bytes", resp.StatusCode, etag, len(body))
+	}
+	staticDir, err := os.MkdirTemp("", "lectern-bench-static-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(staticDir)
+	if err := os.WriteFile(filepath.Join(staticDir, "bookmarks.json"), body, 0o644); err != nil {
+		return err
+	}
+	ref, stopRef, err := serveStatic(staticDir)
+	if err != nil {
+		return err
+	}
+	defer stopRef()
+	refResp, err := http.Get(ref + "/bookmarks.json")
+	if err != nil {
+		return err
+	}
+	refResp.Body.Close()
+	lastMod := refResp.Header.Get("Last-Modified")
+
+	get := func(u string, hdr ...string) loadgen.Request {
+		return func(int, int) (*http.Request, error) {
+			r, err := http.NewRequest("GET", u, nil)
+			for i := 0; err == nil && i+1 < len(hdr); i += 2 {
+				r.Header.Set(hdr[i], hdr[i+1])
+			}
+			return r, err
+		}
+	}
+	auth := "Bearer " + token
+	fmt.Printf("GET /api/bookmarks, 1 Reader with 1,000 Bookmarks (%d bytes), %d keep-alive clients, %s each\n\n", len(body), clients, d)
+	full := loadgen.Run(ctx, "lectern full body", clients, d, 200, get(base+"/api/bookmarks", "Authorization", auth))
+	refFull := loadgen.Run(ctx, "http.FileServer same bytes", clients, d, 200, get(ref+"/bookmarks.json"))
+	nm := loadgen.Run(ctx, "lectern 304 (If-None-Match)", clients, d, 304, get(base+"/api/bookmarks", "Authorization", auth, "If-None-Match", etag))
+	refNM := loadgen.Run(ctx, "http.FileServer 304 (If-Modified-Since)", clients, d, 304, get(ref+"/bookmarks.json", "If-Modified-Since", lastMod))
+	for _, r := range []loadgen.Result{full, refFull, nm, refNM} {
+		fmt.Println(r)
+	}
+	fmt.Printf("\nratio full body: lectern / FileServer = %s (throughput)\n", loadgen.Ratio(full, refFull))
+	fmt.Printf("ratio 304:       lectern / FileServer = %s (throughput)\n", loadgen.Ratio(nm, refNM))
+	return nil
+}
+
+// serveStatic runs http.FileServer over dir on a loopback port.
+func serveStatic(dir string) (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: http.FileServer(http.Dir(dir)), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
+}
