@@ -103,7 +103,10 @@ func (c *Config) check() []string {
 	var p []string
 	if c.PublicBaseURL != "" {
 		u, err := url.Parse(c.PublicBaseURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		// Quotes, backslashes and spaces are refused too: the URL is written
+		// into the served userscripts and into HTML attributes.
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" ||
+			strings.ContainsAny(c.PublicBaseURL, "'\"\\ <>`") {
 			p = append(p, fmt.Sprintf("PUBLIC_BASE_URL is malformed: %q must be an absolute http(s) URL such as https://lectern.example.net", c.PublicBaseURL))
 		}
 	}

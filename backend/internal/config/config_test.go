@@ -56,6 +56,12 @@ func TestMalformedValuesAreAllNamed(t *testing.T) {
 	}
 }
 
+func TestBaseURLWithQuotesIsRefused(t *testing.T) {
+	_, err := Load(env(map[string]string{"DATABASE_URL": "postgres://u@db/l", "DATA_DIR": "/d",
+		"PUBLIC_BASE_URL": "https://lectern.example.net/a'b"}), "serve")
+	require.ErrorContains(t, err, "PUBLIC_BASE_URL is malformed")
+}
+
 func TestDefaultsAndDerivedDirs(t *testing.T) {
 	c, err := Load(env(map[string]string{
 		"DATABASE_URL":    "postgres://u@db/lectern",

@@ -71,6 +71,11 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	r.Use(middleware.Recoverer)
 	r.Get("/healthz", s.healthz)
 	r.Get("/readyz", s.readyz)
+	scripts, err := userscriptHandler(d.Config.PublicBaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("userscripts: %w", err)
+	}
+	r.Get("/userscripts/{name}", scripts)
 	r.Mount("/api", a.Routes())
 	s.handler = r
 	return s, nil

@@ -1,0 +1,54 @@
+// What the panel says about the page it is on, and whether Progress may be
+// recorded automatically. Pure functions of the page reading, the resolved
+// Series and the Bookmarks, so they are tested without a DOM.
+
+// findBookmark returns the Bookmark of the Series with key, or null.
+export function findBookmark(bookmarks, key) {
+  if (!key) return null;
+  return bookmarks.find((b) => b.key === key) || null;
+}
+
+// describeCurrent builds the "this page" section:
+//   page      readPage's answer, or null
+//   ref       /api/resolve's answer, or null
+//   refError  the error resolving failed with, or null
+//   bookmark  the Reader's Bookmark of ref's Series, or null
+export function describeCurrent({ page, ref, refError, bookmark }) {
+  if (!page || page.kind === 'other') {
+    return { hidden: false, series: 'Not a Series or chapter page.', chapter: '', progress: '', canRecord: false, canRemove: false, code: 'other-page' };
+  }
+  if (refError) {
+    return { hidden: false, series: page.title || 'This page', chapter: refError.message, progress: '', canRecord: false, canRemove: false, code: refError.code || 'error' };
+  }
+  const series = (bookmark && bookmark.title) || page.title || (ref ? ref.key : '');
+  let chapter = '';
+  if (page.kind === 'chapter') {
+    chapter = page.chapter ? 'This page: ' + page.chapter.label : 'Could not read the chapter on this page.';
+  } else {
+    chapter = 'Series page: open a chapter to record Progress.';
+  }
+  let progress = '';
+  if (ref) progress = bookmark ? 'Bookmarked: ' + (bookmark.chapter || 'no chapter recorded') : 'Not bookmarked yet.';
+  return {
+    hidden: false,
+    series,
+    chapter,
+    progress,
+    canRecord: !!(ref && page.kind === 'chapter' && page.chapter),
+    canRemove: !!(ref && bookmark),
+    code: ref ? 'ok' : 'resolving',
+  };
+}
+
+// shouldAutoRecord decides whether opening this chapter page records Progress
+// without a click. Only for a Series already bookmarked (browsing must not
+// create Bookmarks), and never backwards: re-reading an older chapter keeps the
+// newest Progress. With numbers unknown, a different chapter URL counts as new.
+export function shouldAutoRecord(page, bookmark) {
+  if (!page || page.kind !== 'chapter' || !page.chapter || !bookmark) return false;
+  const n = page.chapter.number;
+  const had = bookmark.chapter_number;
+  if (typeof n === 'number' && typeof had === 'number') return n > had;
+  if (bookmark.chapter === '') return true;
+  return page.chapter.url !== bookmark.chapter_url;
+}

@@ -1,0 +1,20 @@
+// The narrow, read-only view of the Site's page that adapters get (see adapter.js).
+// It exposes text only: adapters have no way to read images or metadata tags,
+// so no Cover can be scraped through it.
+
+import { clean } from './util.js';
+
+export function pageFromDocument(doc, href) {
+  return {
+    url: new URL(href),
+    title: typeof doc.title === 'string' ? doc.title : '',
+    text(selector) {
+      try {
+        const el = doc.querySelector(selector);
+        return el ? clean(el.textContent, 512) : '';
+      } catch {
+        return '';
+      }
+    },
+  };
+}

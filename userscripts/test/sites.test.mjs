@@ -1,0 +1,163 @@
+// Site adapters: page kind, chapter label and number, and Series title, from
+// representative URLs, titles and headings. The page shapes follow
+// /work/shared/sites.md (public parsers of these Sites, November 2026); none was
+// checked against a live Site.
+
+import test from 'node:test';
+import assert from 'node:assert/strict';
+
+import { readPage, siteForHost } from '../src/core/adapter.js';
+import { asura } from '../src/sites/asura.js';
+import { demonic } from '../src/sites/demonic.js';
+import { comix } from '../src/sites/comix.js';
+import { kagane } from '../src/sites/kagane.js';
+import { lightnovelworld } from '../src/sites/lightnovelworld.js';
+import { novelfull } from '../src/sites/novelfull.js';
+import { stubPage } from './helpers.mjs';
+
+const ALL = [asura, demonic, comix, kagane, lightnovelworld, novelfull];
+const U1 = '3f2b1c9e-8d7a-4b6c-9e1f-0a2b3c4d5e6f';
+const U2 = 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d';
+
+// Each case: [site, href, page {title, texts}, want]. want.chapter is
+// { label, number } (url is checked separately), or null.
+const cases = [
+  // asura, current host: Astro pages, the number in the URL.
+  [asura, 'https://asurascans.com/comics/solo-leveling-ab12cd34', { title: 'Solo Leveling | Asura Scans', texts: { h1: 'Solo Leveling' } },
+    { kind: 'series', chapter: null, title: 'Solo Leveling' }],
+  [asura, 'https://asurascans.com/comics/solo-leveling-ab12cd34/chapter/105', { title: 'Solo Leveling Chapter 105 - Asura Scans' },
+    { kind: 'chapter', chapter: { label: 'Chapter 105', number: 105 }, title: 'Solo Leveling' }],
+  [asura, 'https://www.asurascans.com/comics/solo-leveling-ab12cd34/chapter/105', { title: 'Solo Leveling Chapter 105 - Asura Scans', texts: { h1: 'Chapter 105 - Arise' } },
+    { kind: 'chapter', chapter: { label: 'Chapter 105 - Arise', number: 105 }, title: 'Solo Leveling' }],
+  // A heading left over from the previous chapter loses to the URL.
+  [asura, 'https://asurascans.com/comics/solo-leveling-ab12cd34/chapter/106', { title: 'Solo Leveling Chapter 105 - Asura Scans', texts: { h1: 'Chapter 105' } },
+    { kind: 'chapter', chapter: { label: 'Chapter 106', number: 106 }, title: 'Solo Leveling' }],
+  [asura, 'https://asurascans.com/comics/nano-machine-0a1b2c3d/chapter/12.5', { title: '' },
+    { kind: 'chapter', chapter: { label: 'Chapter 12.5', number: 12.5 }, title: '' }],
+  // asura, old host: /series/ and prefix-less chapter links.
+  [asura, 'https://asuracomic.net/series/nano-machine-0a1b2c3d/chapter/7', { title: 'Nano Machine - Chapter 7 - Asura Scans' },
+    { kind: 'chapter', chapter: { label: 'Chapter 7', number: 7 }, title: 'Nano Machine' }],
+  [asura, 'https://asuracomic.net/nano-machine-0a1b2c3d/chapter/7', { title: '' },
+    { kind: 'chapter', chapter: { label: 'Chapter 7', number: 7 }, title: '' }],
+  [asura, 'https://asurascans.com/', { title: 'Asura Scans' }, { kind: 'other', chapter: null, title: '' }],
+  [asura, 'https://asurascans.com/comics', { title: 'Asura Scans' }, { kind: 'other', chapter: null, title: '' }],
+  [asura, 'https://asurascans.com/comics/x-ab12cd34/chapter', {}, { kind: 'other', chapter: null, title: '' }],
+
+  // demonic: the reader URL carries the number; the Series title also follows from the URL.
+  [demonic, 'https://demonicscans.org/manga/The-Beginning-After-The-End', { title: 'Demonic Scans', texts: { 'h1.big-fat-titles': 'The Beginning After The End' } },
+    { kind: 'series', chapter: null, title: 'The Beginning After The End' }],
+  [demonic, 'https://demonicscans.org/title/The-Beginning-After-The-End/chapter/175/1718', { title: '' },
+    { kind: 'chapter', chapter: { label: 'Chapter 175', number: 175 }, title: 'The Beginning After The End' }],
+  [demonic, 'https://demonicscans.org/title/Martial-Peak/chapter/3/99', { title: 'Martial Peak Chapter 3 | Demonic Scans' },
+    { kind: 'chapter', chapter: { label: 'Chapter 3', number: 3 }, title: 'Martial Peak' }],
+  [demonic, 'https://demonicscans.org/chaptered.php?manga=123&chapter=12', { title: '' },
+    { kind: 'chapter', chapter: { label: 'Chapter 12', number: 12 }, title: '' }],
+  [demonic, 'https://demonicscans.org/lastupdates.php', { title: 'Demonic Scans' }, { kind: 'other', chapter: null, title: '' }],
+
+  // comix: /title/<hid>-<slug>/<id>-chapter-<n>.
+  [comix, 'https://comix.to/title/x7k2-full-time-awakening', { title: 'Full-Time Awakening - Comix' },
+    { kind: 'series', chapter: null, title: 'Full-Time Awakening' }],
+  [comix, 'https://comix.to/title/x7k2-full-time-awakening/5551234-chapter-57', { title: 'Full-Time Awakening Chapter 57 - Comix' },
+    { kind: 'chapter', chapter: { label: 'Chapter 57', number: 57 }, title: 'Full-Time Awakening' }],
+  [comix, 'https://comix.ws/title/x7k2-full-time-awakening/5551299-chapter-57.5', { title: '' },
+    { kind: 'chapter', chapter: { label: 'Chapter 57.5', number: 57.5 }, title: '' }],
+  [comix, 'https://comix.to/title/x7k2-full-time-awakening/reviews', {}, { kind: 'other', chapter: null, title: '' }],
+  [comix, 'https://comix.to/home', {}, { kind: 'other', chapter: null, title: '' }],
+
+  // kagane: the reader URL names a book, so the label comes from the title or a heading.
+  [kagane, `https://kagane.to/series/${U1}`, { title: 'Omniscient Reader | Kagane', texts: { h1: 'Omniscient Reader' } },
+    { kind: 'series', chapter: null, title: 'Omniscient Reader' }],
+  [kagane, `https://kagane.to/series/${U1}/reader/${U2}`, { title: 'Omniscient Reader - Chapter 203 | Kagane' },
+    { kind: 'chapter', chapter: { label: 'Chapter 203', number: 203 }, title: 'Omniscient Reader' }],
+  [kagane, `https://kagane.org/series/${U1}/reader/${U2}`, { title: 'Kagane', texts: { h1: 'Omniscient Reader', h2: 'Ch. 12: Escape' } },
+    { kind: 'chapter', chapter: { label: 'Ch. 12: Escape', number: 12 }, title: '' }],
+  [kagane, `https://kagane.to/series/${U1}/reader/${U2}`, { title: 'Kagane', texts: { h1: 'Prologue' } },
+    { kind: 'chapter', chapter: { label: 'Prologue', number: null }, title: '' }],
+  [kagane, `https://kagane.to/series/${U1}/reader/${U2}`, { title: 'Kagane' }, { kind: 'chapter', chapter: null, title: '' }],
+  [kagane, 'https://kagane.to/series/not-a-uuid', {}, { kind: 'other', chapter: null, title: '' }],
+
+  // lightnovelworld: /novel/<slug>, its chapter lists, /novel/<slug>/chapter-<n>.
+  [lightnovelworld, 'https://www.lightnovelworld.com/novel/shadow-slave', { title: 'Shadow Slave - Light Novel World', texts: { 'h1.novel-title': 'Shadow Slave' } },
+    { kind: 'series', chapter: null, title: 'Shadow Slave' }],
+  [lightnovelworld, 'https://www.lightnovelworld.com/novel/shadow-slave/chapters/page-2', { title: 'Shadow Slave Chapters - LightNovelWorld' },
+    { kind: 'series', chapter: null, title: 'Shadow Slave Chapters' }],
+  [lightnovelworld, 'https://www.lightnovelworld.com/novel/shadow-slave/chapter-1450', {
+    title: 'Shadow Slave Chapter 1450: Nightmare - Light Novel World',
+    texts: { '.chapter-title': 'Chapter 1450: Nightmare', 'a.booktitle': 'Shadow Slave' },
+  }, { kind: 'chapter', chapter: { label: 'Chapter 1450: Nightmare', number: 1450 }, title: 'Shadow Slave' }],
+  [lightnovelworld, 'https://lightnovelworld.co/novel/shadow-slave/chapter-12-the-gate', { title: '' },
+    { kind: 'chapter', chapter: { label: 'Chapter 12', number: 12 }, title: '' }],
+  [lightnovelworld, 'https://www.lightnovelworld.com/browse', {}, { kind: 'other', chapter: null, title: '' }],
+
+  // novelfull: /<slug>.html and /<slug>/chapter-<n>[-title].html.
+  [novelfull, 'https://novelfull.com/martial-peak.html', { title: 'Martial Peak - Read Martial Peak Online - Novel Full', texts: { 'h3.title': 'Martial Peak' } },
+    { kind: 'series', chapter: null, title: 'Martial Peak' }],
+  [novelfull, 'https://novelfull.com/index.html', {}, { kind: 'other', chapter: null, title: '' }],
+  [novelfull, 'https://novelfull.com/martial-peak/chapter-1-the-beginning.html', {
+    title: 'Martial Peak - Chapter 1 The Beginning - Novel Full',
+    texts: { 'a.chapter-title': 'Chapter 1 The Beginning', 'a.truyen-title': 'Martial Peak' },
+  }, { kind: 'chapter', chapter: { label: 'Chapter 1 The Beginning', number: 1 }, title: 'Martial Peak' }],
+  [novelfull, 'https://www.novelfull.net/martial-peak/chapter-3000.html', { title: 'Martial Peak - Chapter 3000 - Novel Full' },
+    { kind: 'chapter', chapter: { label: 'Chapter 3000', number: 3000 }, title: 'Martial Peak' }],
+  [novelfull, 'https://novelfull.com/martial-peak/reviews.html', {}, { kind: 'other', chapter: null, title: '' }],
+];
+
+for (const [site, href, page, want] of cases) {
+  test(`${site.site}: ${href}`, () => {
+    const got = readPage(site, stubPage(href, page));
+    assert.equal(got.kind, want.kind, 'kind');
+    assert.equal(got.title, want.title, 'title');
+    if (want.chapter === null) {
+      assert.equal(got.chapter, null, 'chapter');
+      return;
+    }
+    assert.ok(got.chapter, 'chapter read');
+    assert.equal(got.chapter.label, want.chapter.label, 'label');
+    assert.equal(got.chapter.number, want.chapter.number, 'number');
+    assert.equal(got.chapter.url, href, 'chapter url');
+  });
+}
+
+test('the chapter URL sent drops the fragment but keeps the query', () => {
+  const got = readPage(demonic, stubPage('https://demonicscans.org/chaptered.php?manga=123&chapter=12#page-4'));
+  assert.equal(got.chapter.url, 'https://demonicscans.org/chaptered.php?manga=123&chapter=12');
+});
+
+test('hostile page text is collapsed and clipped, never passed through whole', () => {
+  const long = 'Chapter 9 ' + 'A'.repeat(5000);
+  const got = readPage(kagane, stubPage(`https://kagane.to/series/${U1}/reader/${U2}`, { texts: { h1: `  ${long}\n\n<img src=x onerror=alert(1)>` } }));
+  assert.equal(got.chapter.number, 9);
+  assert.ok(got.chapter.label.length <= 200, `label length ${got.chapter.label.length}`);
+  assert.ok(!/\s{2,}/.test(got.chapter.label));
+});
+
+test('each Site answers only for its own hosts, with or without www.', () => {
+  const want = {
+    'asurascans.com': 'asura', 'www.asuracomic.net': 'asura', 'demonicscans.org': 'demonic', 'comix.ws': 'comix',
+    'www.kagane.to': 'kagane', 'kagane.org': 'kagane', 'lightnovelworld.co': 'lightnovelworld', 'www.novelfull.com': 'novelfull',
+    'NOVELFULL.NET': 'novelfull',
+  };
+  for (const [host, site] of Object.entries(want)) assert.equal(siteForHost(ALL, host)?.site, site, host);
+  for (const host of ['example.com', 'cdn.asurascans.com', 'asurascans.com.evil.test', 'notkagane.to']) {
+    assert.equal(siteForHost(ALL, host), null, host);
+  }
+  const seen = new Set();
+  for (const s of ALL) for (const h of s.hosts) {
+    assert.ok(!seen.has(h), `host ${h} claimed twice`);
+    seen.add(h);
+  }
+});
+
+test('adapters read no Cover: no selector reaches an image or a metadata tag', () => {
+  for (const s of ALL) {
+    const selectors = [...s.chapterSelectors, ...s.seriesTitleSelectors.series, ...s.seriesTitleSelectors.chapter];
+    for (const sel of selectors) {
+      assert.doesNotMatch(sel, /img|image|meta|cover|poster|figure|picture|source|og:|\[src|data-src/i, `${s.site}: ${sel}`);
+    }
+  }
+});
+
+test('the Libraries split the Sites as the registry does', () => {
+  assert.deepEqual(ALL.filter((s) => s.library === 'manga').map((s) => s.site), ['asura', 'demonic', 'comix', 'kagane']);
+  assert.deepEqual(ALL.filter((s) => s.library === 'novel').map((s) => s.site), ['lightnovelworld', 'novelfull']);
+});
