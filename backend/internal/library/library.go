@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lectern-reader/lectern/backend/internal/cover"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -275,7 +276,7 @@ func (l *Library) Wire(b store.Bookmark) Bookmark {
 		Kind:                b.Kind,
 		Title:               b.Title,
 		SeriesURL:           b.SeriesURL,
-		Cover:               CoverURL(l.BaseURL, b.CoverAddress, b.CoverType),
+		Cover:               cover.URL(l.BaseURL, b.CoverAddress, b.CoverType),
 		Chapter:             b.Chapter,
 		ChapterNumber:       b.ChapterNumber,
 		ChapterURL:          b.ChapterURL,
@@ -325,22 +326,4 @@ func normURL(s string) string {
 		return s
 	}
 	return strings.TrimPrefix(strings.ToLower(u.Hostname()), "www.") + strings.TrimRight(u.EscapedPath(), "/")
-}
-
-// coverExt maps a stored Cover's content type to the extension of its URL.
-var coverExt = map[string]string{
-	"image/jpeg": "jpg", "image/png": "png", "image/webp": "webp", "image/gif": "gif", "image/avif": "avif",
-}
-
-// CoverURL is the absolute wire URL of a stored Cover, or "" until bytes
-// exist: "no Cover yet" must stay distinguishable from "Cover broken".
-func CoverURL(base, address, contentType string) string {
-	if address == "" {
-		return ""
-	}
-	u := base + "/covers/" + address
-	if ext, ok := coverExt[contentType]; ok {
-		u += "." + ext
-	}
-	return u
 }

@@ -37,11 +37,3 @@ func TestUnread(t *testing.T) {
 		})
 	}
 }
-
-func TestCoverURL(t *testing.T) {
-	t.Parallel()
-	addr := "ab" + "cd" + "0123456789abcdef0123456789abcdef0123456789abcdef0123456789ab"
-	require.Equal(t, "", CoverURL("https://l.example", "", ""))
-	require.Equal(t, "https://l.example/covers/"+addr+".webp", CoverURL("https://l.example", addr, "image/webp"))
-	require.Equal(t, "https://l.example/covers/"+addr, CoverURL("https://l.example", addr, "application/octet-stream"))
-}

@@ -1,0 +1,350 @@
+package destination_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"io/fs"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-reader/lectern/backend/internal/cover"
+	"github.com/lectern-reader/lectern/backend/internal/destination"
+	"github.com/lectern-reader/lectern/backend/internal/testcert"
+)
+
+// The public addresses the fixture pretends to be. The recording dialer maps
+// them to the loopback TLS server; nothing ever leaves the machine.
+var (
+	publicV4 = netip.MustParseAddr("93.184.216.34")
+	publicV6 = netip.MustParseAddr("2606:2800:220:1:248:1893:25c8:1946")
+)
+
+// recorder is the injected dial seam. It records every address the gate asks
+// it to dial and connects the public ones to the fixture server.
+type recorder struct {
+	mu     sync.Mutex
+	dials  []string
+	routes map[string]string
+}
+
+func (r *recorder) Dial(ctx context.Context, _, addr string) (net.Conn, error) {
+	r.mu.Lock()
+	r.dials = append(r.dials, addr)
+	target, ok := r.routes[addr]
+	r.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("recorder: no route to %s", addr)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", target)
+}
+
+func (r *recorder) Dials() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.dials...)
+}
+
+// resolver is the injected name lookup, with a mutable table so a test can
+// change an answer between two connections (DNS rebinding).
+type resolver struct {
+	mu      sync.Mutex
+	names   map[string][]netip.Addr
+	lookups []string
+}
+
+func (r *resolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lookups = append(r.lookups, host)
+	addrs, ok := r.names[host]
+	if !ok {
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}
+	return append([]netip.Addr(nil), addrs...), nil
+}
+
+func (r *resolver) Set(host string, addrs ...netip.Addr) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.names[host] = addrs
+}
+
+// fixture is one loopback TLS server answering for every public test name,
+// with the injected resolver and dialer wired to it.
+type fixture struct {
+	srv      *httptest.Server
+	pool     *x509.CertPool
+	resolver *resolver
+	dialer   *recorder
+	// What the server saw and did.
+	requests     atomic.Int64
+	lastReferer  atomic.Value
+	lastAgent    atomic.Value
+	endlessBytes atomic.Int64
+}
+
+type fixtureOpts struct {
+	http2 bool
+	// closeConns makes every response close its connection, so each request
+	// needs a fresh dial (HTTP/1.1 only).
+	closeConns bool
+}
+
+func newFixture(t testing.TB, o fixtureOpts) *fixture {
+	t.Helper()
+	f := &fixture{}
+	cfg, pool := testcert.New(t, "cdn.test", "img.test", "hop.test", "hooks.test", "v6.test",
+		"rebind.test", publicV4.String(), publicV6.String())
+	f.pool = pool
+	f.srv = httptest.NewUnstartedServer(f.handler(o))
+	f.srv.EnableHTTP2 = o.http2
+	// Aborted handshakes and cut streams are the point of several tests.
+	f.srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	f.srv.TLS = cfg
+	f.srv.StartTLS()
+	t.Cleanup(f.srv.Close)
+
+	backend := f.srv.Listener.Addr().String()
+	f.dialer = &recorder{routes: map[string]string{
+		netip.AddrPortFrom(publicV4, 443).String(): backend,
+		netip.AddrPortFrom(publicV6, 443).String(): backend,
+	}}
+	f.resolver = &resolver{names: map[string][]netip.Addr{
+		"cdn.test":    {publicV4},
+		"img.test":    {publicV4},
+		"hop.test":    {publicV4},
+		"hooks.test":  {publicV4},
+		"rebind.test": {publicV4},
+		"v6.test":     {publicV6},
+	}}
+	return f
+}
+
+func (f *fixture) client(o destination.Options) *destination.Client {
+	o.Resolver = f.resolver
+	o.Dial = f.dialer.Dial
+	o.RootCAs = f.pool
+	if o.Timeout == 0 {
+		o.Timeout = 10 * time.Second
+	}
+	return destination.New(o)
+}
+
+func (f *fixture) handler(o fixtureOpts) http.Handler {
+	mux := http.NewServeMux()
+	serve := func(contentType string, body []byte) http.HandlerFunc {
+		return func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", contentType)
+			_, _ = w.Write(body)
+		}
+	}
+	mux.HandleFunc("/cover.jpg", serve("image/jpeg", jpegCover))
+	mux.HandleFunc("/cover.png", serve("image/png", pngCover))
+	mux.HandleFunc("/cover.gif", serve("image/gif", gifCover))
+	mux.HandleFunc("/cover.avif", serve("image/avif", avifCover))
+	mux.HandleFunc("/cover.webp", serve("image/webp", webpCover))
+	// asura: .webp names answered as image/jpeg, with WebP or JPEG bytes.
+	mux.HandleFunc("/asura-webp-bytes.webp", serve("image/jpeg", webpCover))
+	mux.HandleFunc("/asura-jpeg-bytes.webp", serve("image/jpeg", jpegCover))
+	mux.HandleFunc("/jpg-alias.jpg", serve("image/jpg", jpegCover))
+	// demonic publishes cover URLs with a raw space; it must arrive encoded.
+	mux.HandleFunc("/spaced/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.EscapedPath() != "/spaced/Some%20Title.jpg" {
+			http.NotFound(w, r)
+			return
+		}
+		serve("image/jpeg", jpegCover)(w, r)
+	})
+	mux.HandleFunc("/page.html", serve("text/html; charset=utf-8", []byte("<!doctype html><title>x</title>")))
+	mux.HandleFunc("/jpeg-as-html", serve("text/html", jpegCover))
+	mux.HandleFunc("/jpeg-as-octets", serve("application/octet-stream", jpegCover))
+	mux.HandleFunc("/svg", serve("image/svg+xml", []byte(`<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>`)))
+	mux.HandleFunc("/html-as-png.png", serve("image/png", []byte("<!doctype html><html><body>not a picture</body></html>")))
+	mux.HandleFunc("/empty-png", serve("image/png", nil))
+	mux.HandleFunc("/missing.jpg", func(w http.ResponseWriter, _ *http.Request) {
+		http.NotFound(w, nil)
+	})
+	// size?n=N: jpegOfSize(N), streamed in 16 KiB chunks without a
+	// Content-Length and without holding the whole body.
+	mux.HandleFunc("/size", func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+		w.Header().Set("Content-Type", "image/jpeg")
+		chunk := jpegOfSize(16 << 10)
+		for sent := 0; sent < n; {
+			k := min(n-sent, len(chunk))
+			if _, err := w.Write(chunk[:k]); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			if sent == 0 {
+				chunk = bytes.Repeat([]byte{0x42}, len(chunk))
+			}
+			sent += k
+		}
+	})
+	mux.HandleFunc("/declared-huge", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "image/jpeg")
+		w.Header().Set("Content-Length", strconv.Itoa(64<<20))
+		_, _ = w.Write(jpegCover)
+	})
+	mux.HandleFunc("/endless", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/jpeg")
+		chunk := jpegOfSize(32 << 10)
+		for r.Context().Err() == nil {
+			n, err := w.Write(chunk)
+			f.endlessBytes.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	})
+	mux.HandleFunc("/drip", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/jpeg")
+		_, _ = w.Write(jpegCover[:4])
+		w.(http.Flusher).Flush()
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-tick.C:
+				if _, err := w.Write([]byte{0}); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+			}
+		}
+	})
+	// Responses cut mid-body: the connection closes before the declared
+	// length, or before the terminating chunk.
+	mux.HandleFunc("/truncated-length", func(w http.ResponseWriter, _ *http.Request) {
+		cutConnection(w, "Content-Length: 5000\r\n\r\n", jpegOfSize(300))
+	})
+	mux.HandleFunc("/truncated-chunked", func(w http.ResponseWriter, _ *http.Request) {
+		// Shorter than the sniffer's 512 bytes: the cut must not pass for a
+		// small image.
+		cutConnection(w, "Transfer-Encoding: chunked\r\n\r\n12c\r\n", jpegOfSize(300))
+	})
+	// redirect?to=URL answers 302 to URL.
+	mux.HandleFunc("/redirect", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", r.URL.Query().Get("to"))
+		w.WriteHeader(http.StatusFound)
+	})
+	// chain/N redirects N times (across two hosts) and then serves a cover.
+	mux.HandleFunc("/chain/{n}", func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.PathValue("n"))
+		if n == 0 {
+			serve("image/jpeg", jpegCover)(w, r)
+			return
+		}
+		host := "hop.test"
+		if r.Host == "hop.test" {
+			host = "cdn.test"
+		}
+		http.Redirect(w, r, fmt.Sprintf("https://%s/chain/%d", host, n-1), http.StatusFound)
+	})
+	// hook echoes a webhook's body; hook-huge answers with an endless body.
+	mux.HandleFunc("/hook", func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = w.Write(append([]byte("got "), b...))
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.requests.Add(1)
+		f.lastReferer.Store(r.Header.Get("Referer"))
+		f.lastAgent.Store(r.Header.Get("User-Agent"))
+		if o.closeConns {
+			w.Header().Set("Connection", "close")
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// cutConnection writes a raw HTTP/1.1 response head and part of a body, then
+// closes the connection.
+func cutConnection(w http.ResponseWriter, head string, body []byte) {
+	conn, buf, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	_, _ = buf.WriteString("HTTP/1.1 200 OK\r\nContent-Type: image/jpeg\r\n" + head)
+	_, _ = buf.Write(body)
+	_ = buf.Flush()
+}
+
+// Test images: the real magic numbers of each format followed by random bytes.
+var (
+	jpegCover = append([]byte{0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 'J', 'F', 'I', 'F', 0x00}, random(2000)...)
+	pngCover  = append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR"), random(2000)...)
+	gifCover  = append([]byte("GIF89a"), random(2000)...)
+	webpCover = riff("VP8 ", random(2000))
+	avifCover = append([]byte{
+		0, 0, 0, 0x1c, 'f', 't', 'y', 'p', 'a', 'v', 'i', 'f', 0, 0, 0, 0,
+		'a', 'v', 'i', 'f', 'm', 'i', 'f', '1', 'm', 'i', 'a', 'f',
+	}, random(2000)...)
+)
+
+func riff(chunk string, payload []byte) []byte {
+	b := []byte("RIFF\x00\x00\x00\x00WEBP" + chunk)
+	binary.LittleEndian.PutUint32(b[4:8], uint32(len(payload)+8))
+	return append(b, payload...)
+}
+
+func jpegOfSize(n int) []byte {
+	b := bytes.Repeat([]byte{0x42}, n)
+	copy(b, jpegCover[:11])
+	return b
+}
+
+func random(n int) []byte {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return b
+}
+
+// acquire is what the fetch_cover job will do: fetch through the gate and
+// store only what came back as a confirmed image.
+func acquire(ctx context.Context, c *destination.Client, s *cover.Store, rawURL string) (string, error) {
+	img, err := c.FetchImage(ctx, rawURL, "https://site.test/series/x")
+	if err != nil {
+		return "", err
+	}
+	return s.Put(ctx, img.Bytes, img.ContentType)
+}
+
+// storedFiles lists every file under dir.
+func storedFiles(t testing.TB, dir string) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			files = append(files, strings.TrimPrefix(p, dir))
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	return files
+}
