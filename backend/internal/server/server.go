@@ -23,6 +23,7 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/library"
 	"github.com/lectern-reader/lectern/backend/internal/store"
+	"github.com/lectern-reader/lectern/backend/internal/web"
 )
 
 // Deps are what a Server is built from.
@@ -77,6 +78,11 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	}
 	r.Get("/userscripts/{name}", scripts)
 	r.Mount("/api", a.Routes())
+	ui, err := web.New(web.Deps{Config: d.Config, Store: d.Store, Library: s.library, Logger: d.Logger, Version: d.Version})
+	if err != nil {
+		return nil, err
+	}
+	r.Mount("/", ui.Handler())
 	s.handler = r
 	return s, nil
 }

@@ -1,0 +1,252 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/lectern-reader/lectern/backend/internal/latest"
+	"github.com/lectern-reader/lectern/backend/internal/library"
+)
+
+// The library page: one Library (manga or novel) as cards, filtered and
+// sorted on the server from query parameters, so it works without
+// JavaScript and a filtered view is a link.
+
+// maxQuery bounds the text filter.
+const maxQuery = 200
+
+// Sort orders.
+const (
+	sortUnread  = "unread"  // unread first, newest Latest Chapter first within
+	sortUpdated = "updated" // newest Latest Chapter first
+	sortTitle   = "title"
+)
+
+var sortLabels = []struct{ value, label string }{
+	{sortUnread, "Unread first"},
+	{sortUpdated, "Recently updated"},
+	{sortTitle, "Title"},
+}
+
+type option struct {
+	Value, Label string
+	Selected     bool
+}
+
+type tab struct {
+	Kind, Label, URL string
+	Total, Unread    int
+	Current          bool
+}
+
+type card struct {
+	Key, Title, Site, Path string
+	Cover                  coverView
+	Chapter, ChapterURL    string
+	Latest, LatestURL      string
+	Unread                 bool
+	NewSince               *when
+
+	fold  string // lower-case title, for filtering and sorting
+	stamp int64  // Latest Chapter time, unix µs, 0 when unknown
+}
+
+type libraryPage struct {
+	common
+	Kind, Label, Noun, Path string
+	Tabs                    []tab
+	Q, Site, Sort           string
+	Sites, Sorts            []option
+	Cards                   []card
+	Total, Shown, Unread    int
+	Filtered                bool
+	Back, ClearURL          string
+	MaxQuery                int
+}
+
+var kindLabels = map[string][2]string{
+	string(latest.Manga): {"Manga", "manga"},
+	string(latest.Novel): {"Novels", "novels"},
+}
+
+func (u *UI) libraryRedirect(w http.ResponseWriter, r *http.Request) {
+	http.Redirect(w, r, "/library/manga", http.StatusSeeOther)
+}
+
+func (u *UI) libraryShow(w http.ResponseWriter, r *http.Request) {
+	kind := chi.URLParam(r, "kind")
+	labels, ok := kindLabels[kind]
+	if !ok {
+		u.fail(w, r, http.StatusNotFound, "No such Library", "Lectern has two Libraries: manga and novel.")
+		return
+	}
+	reader, _ := readerFrom(r)
+	q := r.URL.Query()
+	text := strings.TrimSpace(q.Get("q"))
+	if utf8.RuneCountInString(text) > maxQuery {
+		u.fail(w, r, http.StatusBadRequest, "Filter too long", "The title filter may have at most 200 characters.")
+		return
+	}
+	sortBy := q.Get("sort")
+	if sortBy == "" {
+		sortBy = sortUnread
+	}
+	if !validSort(sortBy) {
+		u.fail(w, r, http.StatusBadRequest, "Unknown sort order", "Sort by unread, updated or title.")
+		return
+	}
+	site := q.Get("site")
+	if site != "" {
+		s, ok := latest.Lookup(site)
+		if !ok || string(s.Kind) != kind {
+			u.fail(w, r, http.StatusBadRequest, "Unknown Site", "There is no Site called “"+site+"” in the "+labels[1]+" Library.")
+			return
+		}
+	}
+
+	// One query for both Libraries: the tabs show both counts.
+	all, err := u.lib.List(r.Context(), reader.ID, "")
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	p := libraryPage{
+		common: u.base(r, labels[0], kind),
+		Kind:   kind, Label: kind, Noun: labels[1], Path: "/library/" + kind,
+		Q: text, Site: site, Sort: sortBy, MaxQuery: maxQuery,
+	}
+	counts := map[string]*tab{}
+	for _, k := range []string{string(latest.Manga), string(latest.Novel)} {
+		p.Tabs = append(p.Tabs, tab{Kind: k, Label: kindLabels[k][0], URL: "/library/" + k, Current: k == kind})
+	}
+	for i := range p.Tabs {
+		counts[p.Tabs[i].Kind] = &p.Tabs[i]
+	}
+	fold := strings.ToLower(text)
+	cards := make([]card, 0, len(all))
+	for _, b := range all {
+		if t := counts[b.Kind]; t != nil {
+			t.Total++
+			if b.Unread {
+				t.Unread++
+			}
+		}
+		if b.Kind != kind {
+			continue
+		}
+		p.Total++
+		if b.Unread {
+			p.Unread++
+		}
+		if site != "" && b.Site != site {
+			continue
+		}
+		c := u.card(b)
+		if fold != "" && !strings.Contains(c.fold, fold) {
+			continue
+		}
+		cards = append(cards, c)
+	}
+	sortCards(cards, sortBy)
+	p.Cards, p.Shown = cards, len(cards)
+	p.Filtered = text != "" || site != ""
+
+	for _, s := range latest.Sites() {
+		if string(s.Kind) == kind {
+			p.Sites = append(p.Sites, option{Value: s.Name, Label: s.Name, Selected: s.Name == site})
+		}
+	}
+	for _, s := range sortLabels {
+		p.Sorts = append(p.Sorts, option{Value: s.value, Label: s.label, Selected: s.value == sortBy})
+	}
+	keep := url.Values{}
+	if sortBy != sortUnread {
+		keep.Set("sort", sortBy)
+	}
+	p.ClearURL = p.Path
+	if len(keep) > 0 {
+		p.ClearURL += "?" + keep.Encode()
+	}
+	back := url.Values{}
+	for k, v := range q {
+		if k != "msg" {
+			back[k] = v
+		}
+	}
+	p.Back = p.Path
+	if len(back) > 0 {
+		p.Back += "?" + back.Encode()
+	}
+	u.render(w, r, http.StatusOK, "library", p)
+}
+
+func validSort(s string) bool {
+	for _, o := range sortLabels {
+		if o.value == s {
+			return true
+		}
+	}
+	return false
+}
+
+// card renders a wire Bookmark: the same Cover URL, Progress and Latest
+// Chapter the API sends the panel.
+func (u *UI) card(b library.Bookmark) card {
+	title := b.Title
+	if title == "" {
+		title = b.Key
+	}
+	c := card{
+		Key: b.Key, Title: title, Site: b.Site, Path: seriesPath(b.Key),
+		Cover:   newCover(b.Cover, b.Title, b.Key, false),
+		Chapter: b.Chapter, ChapterURL: httpURL(b.ChapterURL),
+		Latest: b.LatestChapter, LatestURL: httpURL(b.LatestChapterURL),
+		Unread: b.Unread,
+		fold:   strings.ToLower(title),
+	}
+	if b.LatestAt != nil {
+		c.stamp = b.LatestAt.UnixMicro()
+		if b.Unread {
+			c.NewSince = u.when(b.LatestAt)
+		}
+	}
+	return c
+}
+
+func sortCards(cards []card, by string) {
+	byTitle := func(a, b card) bool {
+		if a.fold != b.fold {
+			return a.fold < b.fold
+		}
+		return a.Key < b.Key
+	}
+	switch by {
+	case sortTitle:
+		sort.SliceStable(cards, func(i, j int) bool { return byTitle(cards[i], cards[j]) })
+	case sortUpdated:
+		sort.SliceStable(cards, func(i, j int) bool {
+			if cards[i].stamp != cards[j].stamp {
+				return cards[i].stamp > cards[j].stamp
+			}
+			return byTitle(cards[i], cards[j])
+		})
+	default:
+		sort.SliceStable(cards, func(i, j int) bool {
+			if cards[i].Unread != cards[j].Unread {
+				return cards[i].Unread
+			}
+			if cards[i].stamp != cards[j].stamp {
+				return cards[i].stamp > cards[j].stamp
+			}
+			return byTitle(cards[i], cards[j])
+		})
+	}
+}
+
+// seriesPath is the Series page of a key.
+func seriesPath(key string) string { return "/series/" + url.PathEscape(key) }

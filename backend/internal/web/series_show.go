@@ -1,0 +1,99 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/lectern-reader/lectern/backend/internal/cover"
+	"github.com/lectern-reader/lectern/backend/internal/latest"
+	"github.com/lectern-reader/lectern/backend/internal/library"
+	"github.com/lectern-reader/lectern/backend/internal/store"
+)
+
+type seriesPage struct {
+	common
+	Key, Title, Site, KindLabel, SeriesURL, Path string
+	Cover                                        coverView
+	Readers                                      int
+	Latest, LatestURL                            string
+	LatestAt                                     *when
+
+	// The Reader's Bookmark, when they hold the Series.
+	Held                bool
+	Chapter, ChapterURL string
+	ProgressAt          *when
+	BookmarkedAt        *when
+	Unread              bool
+}
+
+// seriesShow is a Series' facts and the Reader's Progress on it. A Reader
+// sees only Series they hold (which Series exist says what other Readers
+// read); the Owner sees any.
+func (u *UI) seriesShow(w http.ResponseWriter, r *http.Request) {
+	reader, _ := readerFrom(r)
+	raw := chi.URLParam(r, "key")
+	key, err := url.PathUnescape(raw)
+	if err != nil || len(key) > 300 || !cleanText(key) {
+		u.fail(w, r, http.StatusBadRequest, "Malformed Series key", "A Series key looks like site:slug.")
+		return
+	}
+	if _, _, ok := latest.SplitKey(key); !ok {
+		u.fail(w, r, http.StatusBadRequest, "Malformed Series key", "A Series key looks like site:slug.")
+		return
+	}
+	notFound := func() {
+		u.fail(w, r, http.StatusNotFound, "No such Series", "You hold no Bookmark on "+key+".")
+	}
+
+	b, err := u.lib.Get(r.Context(), reader.ID, key)
+	held := err == nil
+	if err != nil && !errors.Is(err, library.ErrNotFound) {
+		u.serverError(w, r, err)
+		return
+	}
+	if !held && !reader.IsOwner {
+		notFound()
+		return
+	}
+	s, err := loadSeries(r.Context(), u.store.Pool, key)
+	if errors.Is(err, store.ErrNotFound) {
+		notFound()
+		return
+	}
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+
+	title := s.Title
+	if held {
+		title = b.Title // the Series' title, or this Reader's hint while it has none
+	}
+	display := title
+	if display == "" {
+		display = s.Key
+	}
+	kindLabel := "manga"
+	if s.Kind == string(latest.Novel) {
+		kindLabel = "novel"
+	}
+	p := seriesPage{
+		common: u.base(r, display, s.Kind),
+		Key:    s.Key, Title: display, Site: s.Site, KindLabel: kindLabel,
+		SeriesURL: httpURL(s.SeriesURL), Path: seriesPath(s.Key),
+		Cover:   newCover(cover.URL(u.lib.BaseURL, s.CoverAddress, s.CoverType), title, s.Key, true),
+		Readers: s.Readers,
+		Latest:  s.LatestLabel, LatestURL: httpURL(s.LatestURL), LatestAt: u.when(s.LatestAt),
+	}
+	if held {
+		p.Held = true
+		p.Chapter, p.ChapterURL = b.Chapter, httpURL(b.ChapterURL)
+		p.ProgressAt = u.when(b.ProgressAt)
+		p.BookmarkedAt = u.when(&b.CreatedAt)
+		p.Unread = b.Unread
+	}
+	u.render(w, r, http.StatusOK, "series", p)
+}
