@@ -128,6 +128,12 @@ func (l *Library) Put(ctx context.Context, readerID int64, key string, req PutRe
 // validate checks a PUT against the registry and returns the Series and the
 // Progress to record (nil when the request carries no chapter).
 func (l *Library) validate(key string, req PutRequest) (latest.Ref, *store.Progress, error) {
+	for name, v := range map[string]string{"site": req.Site, "series_url": req.SeriesURL, "title": req.Title,
+		"chapter": req.Chapter, "chapter_url": req.ChapterURL} {
+		if !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
+			return latest.Ref{}, nil, invalid("%s must be valid UTF-8 text without NUL characters", name)
+		}
+	}
 	if req.Site == "" {
 		return latest.Ref{}, nil, invalid("site is required")
 	}

@@ -292,6 +292,7 @@ func TestErrors(t *testing.T) {
 		{"host of another site", "PUT", "/api/bookmarks/asura:solo-leveling", tok, wrongSite, 422, "is not one of demonic's"},
 		{"not a series page", "PUT", "/api/bookmarks/asura:solo-leveling", tok, notSeries, 422, "not a series or chapter page"},
 		{"hostile chapter_url", "PUT", "/api/bookmarks/asura:solo-leveling", tok, badChapterURL, 422, "chapter_url"},
+		{"NUL in title", "PUT", "/api/bookmarks/asura:solo-leveling", tok, `{"site":"asura","series_url":"https://asurascans.com/comics/solo-leveling-1a2b3c4d","title":"a\u0000b","chapter":"Chapter 1"}`, 422, "title must be valid UTF-8 text without NUL"},
 		{"missing site", "PUT", "/api/bookmarks/asura:solo-leveling", tok, `{"series_url":"https://asurascans.com/comics/x"}`, 422, "site is required"},
 		{"malformed key", "PUT", "/api/bookmarks/nokey", tok, soloPut("Chapter 1"), 422, "malformed key"},
 		{"unknown bookmark", "GET", "/api/bookmarks/asura:nothing", tok, nil, 404, "no bookmark asura:nothing"},

@@ -58,7 +58,7 @@ func (u *UI) seriesShow(w http.ResponseWriter, r *http.Request) {
 		notFound()
 		return
 	}
-	s, err := loadSeries(r.Context(), u.store.Pool, key)
+	s, err := u.store.SeriesByKey(r.Context(), key)
 	if errors.Is(err, store.ErrNotFound) {
 		notFound()
 		return
