@@ -30,8 +30,11 @@ type API struct {
 	// Version is sent as X-Lectern-Version so a client can show which
 	// server it talks to.
 	Version string
-	// Admin mounts the Owner's routes; nil leaves them out.
-	Admin func(r chi.Router)
+	// Routes for authenticated Readers and for the Owner (under /api/admin),
+	// added by the features that own them (Poll, Covers, Archive, ...), so
+	// each feature's endpoints live beside its code.
+	ReaderRoutes []func(r chi.Router)
+	AdminRoutes  []func(r chi.Router)
 }
 
 // Routes returns the /api router.
@@ -51,12 +54,15 @@ func (a *API) Routes() http.Handler {
 		r.Put("/bookmarks/{key}", a.putBookmark)
 		r.Delete("/bookmarks/{key}", a.deleteBookmark)
 		r.Get("/resolve", a.resolve)
-		if a.Admin != nil {
-			r.Route("/admin", func(r chi.Router) {
-				r.Use(requireOwner)
-				a.Admin(r)
-			})
+		for _, add := range a.ReaderRoutes {
+			add(r)
 		}
+		r.Route("/admin", func(r chi.Router) {
+			r.Use(requireOwner)
+			for _, add := range a.AdminRoutes {
+				add(r)
+			}
+		})
 	})
 	return r
 }
