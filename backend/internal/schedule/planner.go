@@ -1,0 +1,557 @@
+package schedule
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// The reasons a Decision carries. Every Decision has exactly one, and the
+// paused one names the time (see ReasonPaused).
+const (
+	ReasonWindow     = "expected release window"
+	ReasonSafety     = "safety check"
+	ReasonHint       = "reader hint"
+	ReasonNoHistory  = "not enough history"
+	ReasonOverBudget = "over budget"
+	ReasonOwner      = "owner request"
+)
+
+// ReasonPaused is the reason of every Series of a Site that is backing off.
+func ReasonPaused(until time.Time) string {
+	return "site paused until " + until.UTC().Format(time.RFC3339)
+}
+
+// Defaults of a zero Planner.
+const (
+	DefaultInterval = time.Hour
+	DefaultHorizon  = 3 * time.Minute
+	DefaultMinGap   = 3 * time.Minute
+	DefaultMaxGap   = 24 * time.Hour
+)
+
+// utilization is the share of a Site's budget the planner plans to spend on
+// its own schedule; the rest absorbs hints, owner requests and releases
+// that cluster at the same hour, so those rarely push a poll over budget.
+const utilization = 0.95
+
+// Errors Plan reports for input it cannot plan with.
+var (
+	ErrBudget  = errors.New("schedule: site budget must be between 1 and 3600000 requests per hour")
+	ErrPlanner = errors.New("schedule: invalid planner settings")
+)
+
+// Series is what the planner needs to know of one Series, read from the
+// store. Readers of zero (a Series no Reader holds but the Owner asked for)
+// is planned as one Reader.
+type Series struct {
+	Key     string
+	Readers int
+	// Since is the Series' first poll: its history starts there.
+	Since time.Time
+	// Releases are the Latest Chapter changes seen after the first poll,
+	// oldest first (the planner reads the newest from the end).
+	Releases []Release
+	// LastPoll is the last poll that reached the Site (zero: never polled).
+	LastPoll time.Time
+	// Hint: a Reader recorded Progress beyond the stored Latest Chapter
+	// after LastPoll.
+	Hint bool
+	// OwnerRequest: the Owner asked for a poll now.
+	OwnerRequest bool
+	// Rhythm is Estimate(Since, t, Releases) computed by the caller at
+	// some recent t (refresh when a release is stored, and daily); nil
+	// makes Plan estimate it.
+	Rhythm *Rhythm
+}
+
+// Site is the Site all Series of one Plan belong to.
+type Site struct {
+	Name string
+	// PerHour is the request budget: no half-open hour ever holds more
+	// polls of this Site than this. See BudgetFromPace for the default.
+	PerHour int
+	// PausedUntil is the end of the Site's back-off, zero when none.
+	PausedUntil time.Time
+}
+
+// BudgetFromPace is the default budget of a Site paced at one request per
+// pace: every request the pacing gate lets through.
+func BudgetFromPace(pace time.Duration) (int, error) {
+	if pace <= 0 {
+		return 0, fmt.Errorf("budget from pace %v: %w", pace, ErrBudget)
+	}
+	b := int(time.Hour / pace)
+	if b < 1 || b > maxPerHour {
+		return 0, fmt.Errorf("budget from pace %v: %w", pace, ErrBudget)
+	}
+	return b, nil
+}
+
+const maxPerHour = 3_600_000
+
+// Decision is the plan for one Series.
+type Decision struct {
+	Key string
+	// At is the Series' next poll: exact when Due, a forecast otherwise.
+	At     time.Time
+	Reason string
+	// Due means At is within this Plan's horizon and holds one of the
+	// Site's budget slots: enqueue the poll for At. Other Decisions are
+	// shown as next_poll_at and planned again by a later Plan.
+	Due bool
+}
+
+// Planner holds the settings of the scheduling policy; its zero value uses
+// the defaults.
+type Planner struct {
+	// Interval is POLL_INTERVAL: how often a Series with too little history
+	// is polled.
+	Interval time.Duration
+	// Horizon is the span one Plan commits polls for. Call Plan once per
+	// Horizon per Site (at now, now+Horizon, ...), so two Plans never hand
+	// out the same budget slot.
+	Horizon time.Duration
+	// MinGap is the densest polling of one Series, MaxGap the slowest
+	// safety poll.
+	MinGap, MaxGap time.Duration
+}
+
+func (p Planner) withDefaults() (Planner, error) {
+	if p.Interval == 0 {
+		p.Interval = DefaultInterval
+	}
+	if p.Horizon == 0 {
+		p.Horizon = DefaultHorizon
+	}
+	if p.MinGap == 0 {
+		p.MinGap = DefaultMinGap
+	}
+	if p.MaxGap == 0 {
+		p.MaxGap = DefaultMaxGap
+	}
+	const most = 30 * day
+	if p.Interval < 0 || p.Interval > most || p.Horizon < 0 || p.Horizon > day ||
+		p.MinGap < 0 || p.MaxGap < p.MinGap || p.MaxGap > most {
+		return p, fmt.Errorf("%w: interval %v, horizon %v, min gap %v, max gap %v", ErrPlanner, p.Interval, p.Horizon, p.MinGap, p.MaxGap)
+	}
+	return p, nil
+}
+
+// Plan decides the next poll of every Series of one Site at now: one
+// Decision per Series, in the order given. Decisions that are Due hold
+// distinct budget slots in [now, now+Horizon): slots are spaced so that
+// no hour ever holds more than site.PerHour of them. When more polls are
+// wanted than there are slots, the least valuable are dropped first: value
+// is the Readers holding the Series times the probability that a release
+// is waiting to be seen; an Owner request outranks everything, a hint
+// counts as a certain release.
+func (p Planner) Plan(now time.Time, site Site, series []Series) ([]Decision, error) {
+	var b buffers
+	return p.plan(now, site, series, &b, nil)
+}
+
+// buffers are reused across Plans by the simulator so replaying weeks does
+// not allocate a plan's worth of memory per step.
+type buffers struct {
+	wants []want
+	terms []term
+	due   []dueWant
+	used  map[int64]struct{}
+	slots slotSet
+	rh    []*Rhythm
+	cands []candidate
+	occ   []occurrence
+}
+
+type want struct {
+	at     time.Time
+	reason string
+}
+
+// dueWant is a poll competing for the horizon's slots.
+type dueWant struct {
+	value float64
+	at    int64
+	i     int
+}
+
+func (p Planner) plan(now time.Time, site Site, series []Series, b *buffers, dst []Decision) ([]Decision, error) {
+	p, err := p.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if site.PerHour < 1 || site.PerHour > maxPerHour {
+		return nil, fmt.Errorf("plan site %q with budget %d: %w", site.Name, site.PerHour, ErrBudget)
+	}
+	// The model works in Unix nanoseconds, which hold years 1678 to 2262.
+	if y := now.Year(); y < 1970 || y > 2200 {
+		return nil, fmt.Errorf("plan site %q at %v: %w: time out of range", site.Name, now, ErrPlanner)
+	}
+	dst = slices.Grow(dst[:0], len(series))[:len(series)]
+	end := now.Add(p.Horizon)
+	start := now
+	if site.PausedUntil.After(now) {
+		start = site.PausedUntil
+	}
+	if !start.Before(end) {
+		reason := ReasonPaused(site.PausedUntil)
+		for i, s := range series {
+			dst[i] = Decision{Key: s.Key, At: site.PausedUntil, Reason: reason}
+		}
+		return dst, nil
+	}
+
+	// Rhythms first: the price of a poll depends on every Series of the
+	// Site.
+	n := len(series)
+	b.rh = slices.Grow(b.rh[:0], n)[:n]
+	b.terms = b.terms[:0]
+	fixed := 0.0
+	for i := range series {
+		s := &series[i]
+		rh := s.Rhythm
+		if !rh.plausible() {
+			// Missing, or not something Estimate could have made (a zero
+			// spread would stall the model, a tiny period flood it).
+			r := Estimate(s.Since, now, s.Releases)
+			rh = &r
+		}
+		b.rh[i] = rh
+		if rh.Kind == KindUnknown {
+			fixed += 1 / p.Interval.Hours()
+		} else {
+			b.terms = appendTerms(b.terms, p, s, rh)
+		}
+	}
+	c := p.price(fixed, float64(site.PerHour)*utilization, b.terms)
+
+	b.wants = slices.Grow(b.wants[:0], n)[:n]
+	b.due = b.due[:0]
+	var m model
+	for i := range series {
+		s, rh := &series[i], b.rh[i]
+		last, polled := p.lastPoll(now, s)
+		if polled && rh.Kind != KindUnknown {
+			b.occ = b.occ[:0]
+			m.build(p, s, last.UnixNano(), rh, &b.cands, &b.occ)
+		}
+		w := p.want(now, s, rh, &m, c)
+		if w.at.Before(start) {
+			w.at = start
+		}
+		if w.at.Before(end) {
+			// Only polls competing for this horizon's slots need a value.
+			b.due = append(b.due, dueWant{value: p.value(s, rh, &m, w), at: w.at.UnixNano(), i: i})
+		}
+		b.wants[i] = w
+	}
+
+	// Most valuable first; ties by time, then key, so a Plan is a
+	// function of its input alone.
+	slices.SortFunc(b.due, func(x, y dueWant) int {
+		switch {
+		case x.value > y.value:
+			return -1
+		case x.value < y.value:
+			return 1
+		case x.at != y.at:
+			return compareInt64(x.at, y.at)
+		}
+		return cmp.Compare(series[x.i].Key, series[y.i].Key)
+	})
+	spacing := (time.Hour + time.Duration(site.PerHour) - 1) / time.Duration(site.PerHour)
+	first := ceilDiv(start.UnixNano(), int64(spacing))
+	last := ceilDiv(end.UnixNano(), int64(spacing)) - 1
+	for i := range series {
+		dst[i] = Decision{Key: series[i].Key, At: b.wants[i].at, Reason: b.wants[i].reason}
+	}
+	take := b.slotTaker(first, last)
+	for _, d := range b.due {
+		i := d.i
+		k, ok := take(ceilDiv(d.at, int64(spacing)))
+		if !ok {
+			dst[i].At = end
+			dst[i].Reason = ReasonOverBudget
+			continue
+		}
+		dst[i].At = time.Unix(0, k*int64(spacing)).In(now.Location())
+		dst[i].Due = true
+	}
+	return dst, nil
+}
+
+// denseSlots is the most slots one Plan tracks in arrays; a larger horizon
+// times budget is tracked in a map, where few of them are ever taken.
+const denseSlots = 1 << 20
+
+// slotTaker returns a function that takes the first free slot at or after
+// k, else the last free one before it, within [first, last].
+func (b *buffers) slotTaker(first, last int64) func(k int64) (int64, bool) {
+	n := last - first + 1
+	if n <= 0 {
+		return func(int64) (int64, bool) { return 0, false }
+	}
+	if n <= denseSlots {
+		b.slots.reset(int32(n))
+		return func(k int64) (int64, bool) {
+			j := int32(min(max(k, first), last) - first)
+			f := b.slots.findNext(j)
+			if f == int32(n) {
+				if f = b.slots.findPrev(j); f < 0 {
+					return 0, false
+				}
+			}
+			b.slots.take(f)
+			return first + int64(f), true
+		}
+	}
+	if b.used == nil {
+		b.used = make(map[int64]struct{})
+	}
+	clear(b.used)
+	return func(k int64) (int64, bool) {
+		k = min(max(k, first), last)
+		for j := k; j <= last; j++ {
+			if _, taken := b.used[j]; !taken {
+				b.used[j] = struct{}{}
+				return j, true
+			}
+		}
+		for j := k - 1; j >= first; j-- {
+			if _, taken := b.used[j]; !taken {
+				b.used[j] = struct{}{}
+				return j, true
+			}
+		}
+		return 0, false
+	}
+}
+
+// slotSet is two union-find structures over a horizon's slots: the next
+// free slot at or after j and the last free one at or before j, each found
+// in near-constant time even when the budget is exhausted.
+type slotSet struct {
+	nxt []int32 // nxt[j]: a slot ≥ j that may be free; n means none
+	prv []int32 // prv[j+1]: a slot+1 ≤ j+1 that may be free; 0 means none
+}
+
+func (s *slotSet) reset(n int32) {
+	s.nxt = slices.Grow(s.nxt[:0], int(n)+1)[:n+1]
+	s.prv = slices.Grow(s.prv[:0], int(n)+1)[:n+1]
+	for i := range s.nxt {
+		s.nxt[i] = int32(i)
+		s.prv[i] = int32(i)
+	}
+}
+
+func (s *slotSet) findNext(j int32) int32 {
+	for s.nxt[j] != j {
+		s.nxt[j] = s.nxt[s.nxt[j]]
+		j = s.nxt[j]
+	}
+	return j
+}
+
+func (s *slotSet) findPrev(j int32) int32 {
+	k := j + 1
+	for s.prv[k] != k {
+		s.prv[k] = s.prv[s.prv[k]]
+		k = s.prv[k]
+	}
+	return k - 1
+}
+
+func (s *slotSet) take(j int32) {
+	s.nxt[j] = j + 1
+	s.prv[j+1] = j
+}
+
+func ceilDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a > 0) == (b > 0) {
+		q++
+	}
+	return q
+}
+
+// want is the poll one Series would like, before the budget is applied.
+func (p Planner) want(now time.Time, s *Series, rh *Rhythm, m *model, c float64) want {
+	if s.OwnerRequest {
+		return want{at: now, reason: ReasonOwner}
+	}
+	last, polled := p.lastPoll(now, s)
+	var base want
+	switch {
+	case !polled:
+		base = want{at: now, reason: ReasonSafety}
+		if rh.Kind == KindUnknown {
+			base.reason = ReasonNoHistory
+		}
+	case rh.Kind == KindUnknown:
+		base = want{at: last.Add(p.Interval), reason: ReasonNoHistory}
+	default:
+		next, inWindow := m.next(c)
+		base = want{at: time.Unix(0, next).In(now.Location()), reason: ReasonSafety}
+		if inWindow {
+			base.reason = ReasonWindow
+		}
+	}
+	if base.at.Before(now) {
+		base.at = now
+	}
+	if s.Hint {
+		at := last.Add(p.MinGap)
+		if at.Before(now) {
+			at = now
+		}
+		if !at.After(base.at) {
+			return want{at: at, reason: ReasonHint}
+		}
+	}
+	return base
+}
+
+// value ranks a wanted poll against the others of its horizon: the Readers
+// holding the Series times the probability that a release is waiting.
+func (p Planner) value(s *Series, rh *Rhythm, m *model, w want) float64 {
+	readers := float64(max(s.Readers, 1))
+	switch {
+	case w.reason == ReasonOwner:
+		return math.Inf(1)
+	case w.reason == ReasonHint || s.LastPoll.IsZero():
+		return readers
+	case rh.Kind == KindUnknown:
+		// Without history, assume about two releases a week.
+		return readers * -math.Expm1(-w.at.Sub(s.LastPoll).Hours()/84)
+	}
+	return readers * -math.Expm1(-m.cumulative(w.at.UnixNano()))
+}
+
+// plausible reports whether r could have come from Estimate.
+func (r *Rhythm) plausible() bool {
+	if r == nil || !(r.OffRate >= 0 && r.OffRate < 1e3) || !(r.Burst >= 0 && r.Burst <= 1) {
+		return false
+	}
+	switch r.Kind {
+	case KindUnknown, KindIrregular, KindDormant:
+		return len(r.Slots) == 0
+	case KindDaily, KindWeekly:
+	default:
+		return false
+	}
+	if r.Period != day && r.Period != week || len(r.Slots) == 0 || len(r.Slots) > maxSlots {
+		return false
+	}
+	for _, s := range r.Slots {
+		if s.Spread < minSpread || s.Spread > maxSpread || !(s.Hit > 0 && s.Hit <= 1) {
+			return false
+		}
+	}
+	return true
+}
+
+// lastPoll is the Series' last poll as the model uses it: one in the
+// future (a clock step) counts as now, one older than two MaxGaps as two
+// MaxGaps ago (the Series is overdue either way, and the model's span stays
+// bounded); false when the Series was never polled.
+func (p Planner) lastPoll(now time.Time, s *Series) (time.Time, bool) {
+	switch {
+	case s.LastPoll.IsZero():
+		return now, false
+	case s.LastPoll.After(now):
+		return now, true
+	case s.LastPoll.Before(now.Add(-2 * p.MaxGap)):
+		return now.Add(-2 * p.MaxGap), true
+	}
+	return s.LastPoll, true
+}
+
+// term is a share of the Site's request rate at price c: clamp(a/c, lo,
+// hi) * scale polls per hour.
+type term struct{ a, lo, hi, scale float64 }
+
+// appendTerms adds a Series' average request rate over its rhythm's
+// period: the polls the off-schedule rate asks for, and each slot's window.
+func appendTerms(terms []term, p Planner, s *Series, rh *Rhythm) []term {
+	sw := math.Sqrt(float64(max(s.Readers, 1)))
+	terms = append(terms, term{a: sw * math.Sqrt(rh.OffRate), lo: 1 / p.MaxGap.Hours(), hi: 1 / p.MinGap.Hours(), scale: 1})
+	for _, sl := range rh.Slots {
+		sigma := sl.Spread.Hours()
+		// Polls per occurrence: the integral of sqrt(w*h) over the window,
+		// about half of it when the release comes, all of it when the
+		// period is skipped.
+		a := 2.24 * (1 - sl.Hit/2) * sw * math.Sqrt(sl.Hit*sigma)
+		terms = append(terms, term{a: a, lo: 1, hi: math.Max(1, window(sl.Spread).Hours()/p.MinGap.Hours()), scale: 1 / rh.Period.Hours()})
+	}
+	return terms
+}
+
+// price finds c, the constant of the square-root rule: a Series whose
+// release hazard is h (per hour) and which w Readers hold is polled every
+// c/sqrt(w*h) hours. That spacing minimises the Reader-weighted mean
+// detection delay for a given number of polls.
+//
+// c is chosen so that the Site's projected rate fills the target, and
+// never below what polls a lone Reader's weekly Series once per Interval:
+// a large budget is not spent for its own sake. In a Site's busiest hour
+// (many windows at once) the windows want more than the budget, and what
+// is dropped is the least valuable: rarely a window.
+func (p Planner) price(fixed, target float64, terms []term) float64 {
+	floor := p.Interval.Hours() * math.Sqrt(1.0/168)
+	// In x = 1/c the projected rate is piecewise linear and increasing,
+	// so Newton's method, kept inside a bracket, lands in a few passes.
+	rate := func(x float64) (d, slope float64) {
+		d = fixed
+		for _, t := range terms {
+			v := t.a * x
+			switch {
+			case v <= t.lo:
+				v = t.lo
+			case v >= t.hi:
+				v = t.hi
+			default:
+				slope += t.a * t.scale
+			}
+			d += v * t.scale
+		}
+		return d, slope
+	}
+	xlo, xhi := 0.0, 1/floor
+	if d, _ := rate(xhi); d <= target {
+		return floor
+	}
+	sum := 0.0
+	for _, t := range terms {
+		sum += t.a * t.scale
+	}
+	x := xhi / 2
+	if target > fixed && sum > 0 {
+		x = min((target-fixed)/sum, xhi/2)
+	}
+	for range 60 {
+		d, slope := rate(x)
+		if math.Abs(d-target) <= 0.002*target {
+			break
+		}
+		if d > target {
+			xhi = x
+		} else {
+			xlo = x
+		}
+		next := (xlo + xhi) / 2
+		if slope > 0 {
+			if n := x + (target-d)/slope; n > xlo && n < xhi {
+				next = n
+			}
+		}
+		x = next
+	}
+	if x <= 0 {
+		return floor * 1e6
+	}
+	return 1 / x
+}

@@ -1,0 +1,455 @@
+package schedule
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+const (
+	day  = 24 * time.Hour
+	week = 7 * day
+)
+
+// Release is one change of a Series' Latest Chapter as the Poll saw it.
+type Release struct {
+	// Seen is when the poll that first saw the new Latest Chapter ran.
+	Seen time.Time
+	// After is the previous successful poll of the Series, which did not see
+	// it; zero when unknown. The release happened in (After, Seen]: using the
+	// middle of that interval instead of Seen keeps the estimate from being
+	// pulled later by the polling delay, which would otherwise make every
+	// window open a little later than the last and drift.
+	After time.Time
+}
+
+// estimate returns the best guess of when the release happened and the
+// half-width of the interval it is known to lie in.
+func (r Release) estimate() (time.Time, time.Duration) {
+	if r.After.IsZero() || !r.After.Before(r.Seen) {
+		return r.Seen, 0
+	}
+	half := r.Seen.Sub(r.After) / 2
+	return r.Seen.Add(-half), half
+}
+
+// Kind names the shape of a Series' release rhythm.
+type Kind string
+
+// The rhythms Estimate tells apart.
+const (
+	KindUnknown   Kind = "not enough history"
+	KindDaily     Kind = "daily"
+	KindWeekly    Kind = "weekly" // one or more fixed slots in the week
+	KindIrregular Kind = "irregular"
+	KindDormant   Kind = "dormant"
+)
+
+// Slot is one recurring release time within the rhythm's period.
+type Slot struct {
+	// Offset is the slot's centre from the start of the period: from
+	// midnight UTC for a daily rhythm, from Monday 00:00 UTC for a weekly one.
+	Offset time.Duration
+	// Spread is the slot's jitter (a robust standard deviation).
+	Spread time.Duration
+	// Hit is the share of periods in which the slot produced a release
+	// (skipped weeks lower it).
+	Hit float64
+}
+
+// Rhythm is what Estimate learned from a Series' history. Rates are per hour.
+type Rhythm struct {
+	Kind   Kind
+	Period time.Duration // 24h (daily) or 168h (weekly); zero for the other kinds
+	Slots  []Slot
+	// Rate is releases per hour over the observed span.
+	Rate float64
+	// OffRate is releases per hour that no Slot explains: off-schedule
+	// chapters, and the whole rate of an irregular Series. Safety polls are
+	// spaced by it.
+	OffRate float64
+	// Burst is the probability that a release is followed by another within
+	// BurstSpan (double releases seen by separate polls).
+	Burst float64
+	// Confidence is 0..1: the share of releases the Slots explain, scaled
+	// down while the history is short.
+	Confidence float64
+	// Events counts the releases used (double releases counted once).
+	Events int
+	// From is the start of the observed span, Last the latest release.
+	From, Last time.Time
+}
+
+const (
+	// BurstSpan is how long after a release a second one counts as part of
+	// the same burst.
+	BurstSpan = 3 * time.Hour
+
+	lookBack     = 12 * week // older history is ignored, so a changed rhythm takes over
+	minObserve   = 7 * day   // below this no rhythm is guessed
+	fullObserve  = 21 * day  // with this much observation, few releases mean irregular or dormant
+	minEvents    = 3         // releases a slot needs
+	clusterGap   = 150 * time.Minute
+	maxSpread    = 3 * time.Hour    // a wider cluster is not a slot
+	minSpread    = 10 * time.Minute // floor: even an exact schedule gets a window
+	maxUncertain = 3 * time.Hour    // events known less precisely do not place slots
+	dormantAfter = 28 * day
+	maxSlots     = 14
+
+	// Smoothing priors for rates: half a release over a week of pretend
+	// observation, so a Series with no off-schedule release so far still
+	// gets a slow safety poll.
+	priorEvents = 0.5
+	priorHours  = 168.0
+)
+
+// refMonday is a Monday 00:00 UTC; slot offsets count from it.
+var refMonday = time.Date(2024, time.January, 1, 0, 0, 0, 0, time.UTC)
+
+// Estimate learns the release rhythm from a Series' Latest Chapter history.
+// since is when the Series was first polled (its history starts there); now
+// is the time of the estimate. Releases need not be sorted; releases after
+// now are ignored.
+func Estimate(since, now time.Time, releases []Release) Rhythm {
+	from := since
+	if from.IsZero() && len(releases) > 0 {
+		// Without the first poll's time, the first release is the earliest
+		// moment the Series is known to have been watched.
+		from = earliestSeen(releases)
+	}
+	if from.IsZero() || from.After(now) {
+		from = now
+	}
+	if from.Before(now.Add(-lookBack)) {
+		from = now.Add(-lookBack)
+	}
+
+	sorted := make([]Release, 0, len(releases))
+	for _, r := range releases {
+		if !r.Seen.After(now) && r.Seen.After(from) {
+			sorted = append(sorted, r)
+		}
+	}
+	slices.SortFunc(sorted, func(a, b Release) int { return a.Seen.Compare(b.Seen) })
+	events := make([]event, 0, len(sorted))
+	bursts := 0
+	for _, r := range sorted {
+		if n := len(events); n > 0 && r.Seen.Sub(events[n-1].seen) <= BurstSpan {
+			bursts++
+			continue
+		}
+		mid, half := r.estimate()
+		events = append(events, event{mid: mid, half: half, seen: r.Seen})
+	}
+
+	obs := now.Sub(from)
+	obsH := obs.Hours()
+	n := len(events)
+	rh := Rhythm{Kind: KindUnknown, Events: n, From: from}
+	if n > 0 {
+		rh.Last = events[n-1].seen
+	}
+	rh.Rate = (float64(n) + priorEvents) / (obsH + priorHours)
+	rh.OffRate = rh.Rate
+	rh.Burst = (float64(bursts) + 0.1) / (float64(n+bursts) + 2)
+	if obs < minObserve || (n < minEvents && obs < fullObserve) {
+		return rh
+	}
+
+	if n == 0 || now.Sub(rh.Last) > dormantGap(events[max(0, n-9):]) {
+		rh.Kind = KindDormant
+		// A dormant Series' old releases say little about when it returns.
+		rh.Rate = priorEvents / (obsH + priorHours)
+		rh.OffRate = rh.Rate
+		return rh
+	}
+
+	precise := make([]point, 0, n)
+	for _, e := range events {
+		if e.half <= maxUncertain {
+			precise = append(precise, point{at: e.mid, half: e.half})
+		}
+	}
+
+	explained := 0
+	if cl, ok := bestCluster(precise, day); ok && cl.count >= minEvents && significant(cl, n, day) &&
+		float64(cl.count) >= 0.5*obs.Hours()/24 && float64(cl.count) >= 0.6*float64(n) && cl.spread <= maxSpread {
+		rh.Kind = KindDaily
+		rh.Period = day
+		rh.Slots = []Slot{{Offset: cl.center, Spread: cl.spread, Hit: hitRate(cl.count, obsH/24)}}
+		explained = cl.count
+	} else {
+		weeks := obsH / 168
+		cands := clusters(precise, week)
+		// Largest first, and each tested against the releases no slot
+		// accepted so far explains: the other day of a twice-weekly
+		// Series is not background noise.
+		slices.SortStableFunc(cands, func(a, b cluster) int { return cmp.Compare(b.count, a.count) })
+		for _, cl := range cands {
+			if len(rh.Slots) == maxSlots {
+				break
+			}
+			if cl.count < minEvents || cl.spread > maxSpread || float64(cl.count) < 0.4*weeks || !significant(cl, n-explained, week) {
+				continue
+			}
+			rh.Slots = append(rh.Slots, Slot{Offset: cl.center, Spread: cl.spread, Hit: hitRate(cl.count, weeks)})
+			explained += cl.count
+		}
+		slices.SortFunc(rh.Slots, func(a, b Slot) int { return cmp.Compare(a.Offset, b.Offset) })
+		if len(rh.Slots) > 0 {
+			rh.Kind = KindWeekly
+			rh.Period = week
+		} else {
+			rh.Kind = KindIrregular
+		}
+	}
+	if rh.Kind == KindIrregular {
+		return rh
+	}
+	rh.OffRate = (float64(n-explained) + priorEvents) / (obsH + priorHours)
+	support := math.Min(1, float64(explained)/6)
+	rh.Confidence = float64(explained) / float64(n) * support
+	return rh
+}
+
+type event struct {
+	mid  time.Time
+	half time.Duration
+	seen time.Time
+}
+
+func earliestSeen(rs []Release) time.Time {
+	t := rs[0].Seen
+	for _, r := range rs[1:] {
+		if r.Seen.Before(t) {
+			t = r.Seen
+		}
+	}
+	return t
+}
+
+// dormantGap is how long without a release makes a Series dormant: four
+// typical (median) gaps between its recent releases, and never less than
+// four weeks.
+func dormantGap(recent []event) time.Duration {
+	if len(recent) < 2 {
+		return dormantAfter
+	}
+	gaps := make([]time.Duration, 0, len(recent)-1)
+	for i := 1; i < len(recent); i++ {
+		gaps = append(gaps, recent[i].seen.Sub(recent[i-1].seen))
+	}
+	slices.Sort(gaps)
+	return max(4*medianDur(gaps), dormantAfter)
+}
+
+// significant tells a slot from a chance bunching of irregular releases:
+// how likely is it that as many of the other n releases, spread evenly
+// over the period, would fall in a stretch as wide as the cluster (±2
+// spreads), anywhere in the period? Below one in a hundred counts as a
+// slot. The test leans towards finding slots: a false slot costs a few
+// polls a week, a missed one costs hours of delay on every release.
+func significant(cl cluster, n int, p time.Duration) bool {
+	width := 4 * cl.spread
+	if width >= p {
+		return false
+	}
+	mu := float64(n-cl.count) * float64(width) / float64(p-width)
+	return poissonTail(cl.count, mu)*float64(p)/float64(width) < 0.01
+}
+
+// poissonTail is P(X >= k) for X ~ Poisson(mu).
+func poissonTail(k int, mu float64) float64 {
+	if mu <= 0 {
+		return 0
+	}
+	term, below := math.Exp(-mu), 0.0
+	for i := range k {
+		below += term
+		term *= mu / float64(i+1)
+	}
+	return math.Max(0, 1-below)
+}
+
+// hitRate smooths count/periods so a short history does not claim certainty.
+func hitRate(count int, periods float64) float64 {
+	h := (float64(count) + 0.5) / (periods + 1)
+	return math.Max(0.05, math.Min(1, h))
+}
+
+type cluster struct {
+	center time.Duration // offset in the period
+	spread time.Duration
+	count  int
+}
+
+// position is t's offset in a period of length p that starts at refMonday.
+func position(t time.Time, p time.Duration) time.Duration {
+	d := t.Sub(refMonday) % p
+	if d < 0 {
+		d += p
+	}
+	return d
+}
+
+// point is a release's estimated time and the half-width of the interval
+// it is known to lie in.
+type point struct {
+	at   time.Time
+	half time.Duration
+}
+
+// placed is a point's position on the period's circle.
+type placed struct {
+	pos, half time.Duration
+}
+
+// clusters groups release times by their position in the period p, on a
+// circle: the cut is placed in the widest empty stretch so a slot near the
+// period's boundary (Sunday night, midnight) is not split in two.
+func clusters(points []point, p time.Duration) []cluster {
+	n := len(points)
+	if n == 0 {
+		return nil
+	}
+	pos := make([]placed, n)
+	for i, pt := range points {
+		pos[i] = placed{pos: position(pt.at, p), half: pt.half}
+	}
+	slices.SortFunc(pos, func(a, b placed) int { return cmp.Compare(a.pos, b.pos) })
+	cut, widest := 0, pos[0].pos+p-pos[n-1].pos
+	for i := 1; i < n; i++ {
+		if g := pos[i].pos - pos[i-1].pos; g > widest {
+			cut, widest = i, g
+		}
+	}
+	line := make([]placed, 0, n)
+	for i := range n {
+		v := pos[(cut+i)%n]
+		if i > 0 && v.pos < line[i-1].pos {
+			v.pos += p
+		}
+		line = append(line, v)
+	}
+	var out []cluster
+	start := 0
+	for i := 1; i <= n; i++ {
+		if i < n && line[i].pos-line[i-1].pos <= clusterGap {
+			continue
+		}
+		out = append(out, summarize(line[start:i], p))
+		start = i
+	}
+	return out
+}
+
+func bestCluster(times []point, p time.Duration) (cluster, bool) {
+	var best cluster
+	found := false
+	for _, c := range clusters(times, p) {
+		if !found || c.count > best.count || c.count == best.count && c.spread < best.spread {
+			best, found = c, true
+		}
+	}
+	return best, found
+}
+
+// priorSpread is the jitter assumed before a slot has many releases: the
+// scaled median absolute deviation of three or four points is often near
+// zero by chance, and a window that narrow misses the next release.
+const priorSpread = 30 * time.Minute
+
+// summarize gives a cluster's median and its spread: a robust deviation of
+// the points (scaled median absolute deviation), shrunk towards
+// priorSpread while the points are few, plus what is not known of each
+// point (a release seen by hourly polls is only known within the hour,
+// the variance of a uniform interval being half-width²/3).
+func summarize(vals []placed, p time.Duration) cluster {
+	n := len(vals)
+	pos := make([]time.Duration, n)
+	unknown := 0.0
+	for i, v := range vals {
+		pos[i] = v.pos
+		h := float64(v.half)
+		unknown += h * h / 3
+	}
+	med := medianDur(pos)
+	dev := make([]time.Duration, n)
+	for i, v := range pos {
+		dev[i] = absDur(v - med)
+	}
+	slices.Sort(dev)
+	mad := 1.4826 * float64(medianDur(dev))
+	const k = 2
+	prior := float64(priorSpread)
+	variance := (float64(n)*mad*mad+k*prior*prior)/(float64(n)+k) + unknown/float64(n)
+	spread := max(time.Duration(math.Sqrt(variance)), minSpread)
+	return cluster{center: med % p, spread: spread, count: n}
+}
+
+// medianDur of sorted values.
+func medianDur(v []time.Duration) time.Duration {
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return v[n/2-1] + (v[n/2]-v[n/2-1])/2
+}
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+// Describe renders the rhythm for the Series page and the Owner console, in
+// loc (nil means UTC): "weekly, Tuesdays ~14:00", "twice a week, Mondays
+// ~10:00 and Thursdays ~10:00", "daily ~06:30", "irregular, about 2 a week",
+// "dormant since 2 Jan 2026", "not enough history".
+func (r Rhythm) Describe(loc *time.Location) string {
+	if loc == nil {
+		loc = time.UTC
+	}
+	switch r.Kind {
+	case KindDaily:
+		if len(r.Slots) == 0 {
+			return "daily"
+		}
+		return "daily ~" + refMonday.Add(r.Slots[0].Offset).In(loc).Format("15:04")
+	case KindWeekly:
+		parts := make([]string, len(r.Slots))
+		for i, s := range r.Slots {
+			t := refMonday.Add(s.Offset).In(loc)
+			parts[i] = t.Weekday().String() + "s ~" + t.Format("15:04")
+		}
+		var lead string
+		switch len(r.Slots) {
+		case 1:
+			lead = "weekly"
+		case 2:
+			lead = "twice a week"
+		default:
+			lead = fmt.Sprintf("%d times a week", len(r.Slots))
+		}
+		if len(parts) > 1 {
+			return lead + ", " + strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+		}
+		return lead + ", " + parts[0]
+	case KindIrregular:
+		perWeek := r.Rate * 168
+		if perWeek >= 1 {
+			return fmt.Sprintf("irregular, about %.0f a week", perWeek)
+		}
+		return fmt.Sprintf("irregular, about %.0f a month", perWeek*30/7)
+	case KindDormant:
+		if r.Last.IsZero() {
+			return "dormant"
+		}
+		return "dormant since " + r.Last.In(loc).Format("2 Jan 2006")
+	}
+	return string(KindUnknown)
+}

@@ -1,0 +1,241 @@
+package schedule
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// t0 is a Monday 00:00 UTC; the histories below start there.
+var t0 = time.Date(2026, time.March, 2, 0, 0, 0, 0, time.UTC)
+
+// observed turns true release times into the history a poller every
+// `every` (starting at phase) would have recorded.
+func observed(releases []time.Time, every, phase time.Duration) []Release {
+	var out []Release
+	for _, at := range releases {
+		k := (at.Sub(t0) - phase + every - 1) / every
+		seen := t0.Add(phase + k*every)
+		if n := len(out); n > 0 && out[n-1].Seen.Equal(seen) {
+			continue
+		}
+		out = append(out, Release{Seen: seen, After: seen.Add(-every)})
+	}
+	return out
+}
+
+// weekly gives one release per week at weekday offset (from Monday 00:00)
+// plus jitter, skipping the weeks listed.
+func weekly(weeks int, offset time.Duration, jitter func(int) time.Duration, skip ...int) []time.Time {
+	var out []time.Time
+	for w := range weeks {
+		if contains(skip, w) {
+			continue
+		}
+		out = append(out, t0.Add(time.Duration(w)*week+offset+jitter(w)))
+	}
+	return out
+}
+
+func contains(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func none(int) time.Duration { return 0 }
+
+// offsetDiff is the circular distance between two offsets in period p.
+func offsetDiff(a, b, p time.Duration) time.Duration {
+	d := (a - b) % p
+	if d < 0 {
+		d += p
+	}
+	return min(d, p-d)
+}
+
+const tue14 = day + 14*time.Hour
+
+func TestEstimateWeekly(t *testing.T) {
+	t.Parallel()
+	rel := observed(weekly(8, tue14, none), 5*time.Minute, 0)
+	now := t0.Add(8 * week)
+	rh := Estimate(t0, now, rel)
+
+	require.Equal(t, KindWeekly, rh.Kind)
+	require.Len(t, rh.Slots, 1)
+	require.LessOrEqual(t, offsetDiff(rh.Slots[0].Offset, tue14, week), 5*time.Minute)
+	require.Greater(t, rh.Slots[0].Hit, 0.8)
+	require.Greater(t, rh.Confidence, 0.9)
+	require.Equal(t, "weekly, Tuesdays ~13:57", rh.Describe(nil))
+	require.Equal(t, "weekly, Tuesdays ~15:57", rh.Describe(time.FixedZone("CEST", 2*3600)))
+}
+
+func TestEstimateWeeklyWithSkippedWeeksAndJitter(t *testing.T) {
+	t.Parallel()
+	// Up to two hours either side, two weeks of ten skipped, seen by
+	// polls every 20 minutes.
+	r := rand.New(rand.NewPCG(7, 7))
+	jitter := func(int) time.Duration { return time.Duration((r.Float64()*4 - 2) * float64(time.Hour)) }
+	rel := observed(weekly(10, tue14, jitter, 3, 7), 20*time.Minute, 0)
+	rh := Estimate(t0, t0.Add(10*week), rel)
+
+	require.Equal(t, KindWeekly, rh.Kind, "%+v", rh)
+	require.Len(t, rh.Slots, 1)
+	require.LessOrEqual(t, offsetDiff(rh.Slots[0].Offset, tue14, week), 45*time.Minute)
+	require.Greater(t, rh.Slots[0].Spread, 30*time.Minute, "the jitter must widen the window")
+	require.Less(t, rh.Slots[0].Hit, 0.9, "skipped weeks lower the hit rate")
+}
+
+func TestEstimateWeeklyFromCoarseHistoryDoesNotLeanLate(t *testing.T) {
+	t.Parallel()
+	// Releases at exactly 14:00 seen by polls every 2 h that fall at
+	// 15:50: Seen is 1 h 50 min late, the interval's middle only 50 min.
+	// Without After (the poll before) the slot would sit at Seen.
+	rel := observed(weekly(6, tue14, none), 2*time.Hour, 110*time.Minute)
+	require.Equal(t, t0.Add(tue14+110*time.Minute), rel[0].Seen)
+	rh := Estimate(t0, t0.Add(6*week), rel)
+	require.Equal(t, KindWeekly, rh.Kind)
+	require.LessOrEqual(t, offsetDiff(rh.Slots[0].Offset, tue14, week), 50*time.Minute)
+	// The uncertainty of a 2 h interval widens the spread so the true time
+	// stays inside the window.
+	require.GreaterOrEqual(t, windowBefore(rh.Slots[0].Spread), 50*time.Minute)
+}
+
+func TestEstimateTwiceAWeek(t *testing.T) {
+	t.Parallel()
+	mon10, thu10 := 10*time.Hour, 3*day+10*time.Hour
+	r := rand.New(rand.NewPCG(1, 2))
+	jitter := func(int) time.Duration { return time.Duration(r.NormFloat64() * float64(15*time.Minute)) }
+	var all []time.Time
+	all = append(all, weekly(6, mon10, jitter)...)
+	all = append(all, weekly(6, thu10, jitter, 2)...)
+	rh := Estimate(t0, t0.Add(6*week), observed(sorted(all), 10*time.Minute, 0))
+
+	require.Equal(t, KindWeekly, rh.Kind)
+	require.Len(t, rh.Slots, 2)
+	require.LessOrEqual(t, offsetDiff(rh.Slots[0].Offset, mon10, week), 20*time.Minute)
+	require.LessOrEqual(t, offsetDiff(rh.Slots[1].Offset, thu10, week), 20*time.Minute)
+	require.Contains(t, rh.Describe(nil), "twice a week, Mondays ~")
+	require.Contains(t, rh.Describe(nil), " and Thursdays ~")
+}
+
+func TestEstimateDaily(t *testing.T) {
+	t.Parallel()
+	var rels []time.Time
+	r := rand.New(rand.NewPCG(3, 4))
+	for d := range 12 {
+		if d == 5 {
+			continue // a skipped day
+		}
+		rels = append(rels, t0.Add(time.Duration(d)*day+6*time.Hour+30*time.Minute+time.Duration(r.NormFloat64()*float64(10*time.Minute))))
+	}
+	rh := Estimate(t0, t0.Add(12*day), observed(rels, 5*time.Minute, 0))
+
+	require.Equal(t, KindDaily, rh.Kind)
+	require.Equal(t, day, rh.Period)
+	require.Len(t, rh.Slots, 1)
+	require.LessOrEqual(t, offsetDiff(rh.Slots[0].Offset, 6*time.Hour+30*time.Minute, day), 15*time.Minute)
+	require.Contains(t, rh.Describe(nil), "daily ~06:")
+}
+
+func TestEstimateIrregular(t *testing.T) {
+	t.Parallel()
+	// Poisson releases, about two a week at any hour. The slot test leans
+	// towards finding slots (a false one costs a few polls, a missed one
+	// hours of delay), so a chance bunching may pass now and then: at most
+	// one history in ten.
+	slotted := 0
+	for seed := range uint64(20) {
+		r := rand.New(rand.NewPCG(seed, 99))
+		var rels []time.Time
+		for at := t0.Add(hours(r.ExpFloat64() * 84)); at.Before(t0.Add(8 * week)); at = at.Add(hours(r.ExpFloat64() * 84)) {
+			rels = append(rels, at)
+		}
+		rh := Estimate(t0, t0.Add(8*week), observed(rels, 30*time.Minute, 0))
+		require.InDelta(t, float64(len(rels))/(8*168), rh.Rate, 0.004, "seed %d", seed)
+		if rh.Kind != KindIrregular {
+			slotted++
+			require.Equal(t, KindWeekly, rh.Kind)
+			require.Len(t, rh.Slots, 1, "seed %d", seed)
+			continue
+		}
+		require.Equal(t, rh.Rate, rh.OffRate)
+		require.Contains(t, rh.Describe(nil), "irregular, about")
+	}
+	require.LessOrEqual(t, slotted, 2)
+}
+
+func TestEstimateDormant(t *testing.T) {
+	t.Parallel()
+	rel := observed(weekly(4, tue14, none), 10*time.Minute, 0)
+	now := t0.Add(11 * week)
+	rh := Estimate(t0, now, rel)
+	require.Equal(t, KindDormant, rh.Kind)
+	require.Equal(t, "dormant since 24 Mar 2026", rh.Describe(nil))
+	require.Less(t, rh.OffRate, 1.0/(24*30), "a dormant Series is expected to release less than monthly")
+
+	// Never a release in a month of polling.
+	rh = Estimate(t0, t0.Add(30*day), nil)
+	require.Equal(t, KindDormant, rh.Kind)
+}
+
+func TestEstimateNotEnoughHistory(t *testing.T) {
+	t.Parallel()
+	rel := observed([]time.Time{t0.Add(10 * time.Hour), t0.Add(2*day + 10*time.Hour)}, 10*time.Minute, 0)
+	require.Equal(t, KindUnknown, Estimate(t0, t0.Add(5*day), rel).Kind)
+	require.Equal(t, KindUnknown, Estimate(t0, t0.Add(14*day), rel).Kind, "two releases in two weeks are too few")
+	require.Equal(t, KindUnknown, Estimate(time.Time{}, t0.Add(5*day), nil).Kind)
+	require.Equal(t, "not enough history", Rhythm{}.Describe(nil))
+}
+
+func TestEstimateDoubleReleases(t *testing.T) {
+	t.Parallel()
+	rels := weekly(8, tue14, none)
+	// Weeks 2 and 5 bring a second chapter 40 minutes later.
+	rels = append(rels, rels[2].Add(40*time.Minute), rels[5].Add(40*time.Minute))
+	rh := Estimate(t0, t0.Add(8*week), observed(sorted(rels), 5*time.Minute, 0))
+	require.Equal(t, KindWeekly, rh.Kind)
+	require.Len(t, rh.Slots, 1)
+	require.Equal(t, 8, rh.Events, "a double release is one event")
+	require.Greater(t, rh.Burst, 0.15)
+}
+
+func TestEstimateFollowsAMovedSchedule(t *testing.T) {
+	t.Parallel()
+	// Tuesdays for 6 weeks, then Fridays 09:00 for 14: the old slot falls
+	// out of the look-back.
+	fri9 := 4*day + 9*time.Hour
+	rels := weekly(6, tue14, none)
+	for w := 6; w < 20; w++ {
+		rels = append(rels, t0.Add(time.Duration(w)*week+fri9))
+	}
+	rh := Estimate(t0, t0.Add(20*week), observed(rels, 5*time.Minute, 0))
+	require.Equal(t, KindWeekly, rh.Kind)
+	require.Len(t, rh.Slots, 1)
+	require.LessOrEqual(t, offsetDiff(rh.Slots[0].Offset, fri9, week), 5*time.Minute)
+}
+
+func TestEstimateIgnoresFutureAndUnsortedInput(t *testing.T) {
+	t.Parallel()
+	rel := observed(weekly(8, tue14, none), 5*time.Minute, 0)
+	shuffled := append([]Release(nil), rel...)
+	rand.New(rand.NewPCG(5, 5)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	now := t0.Add(6 * week)
+	require.Equal(t, Estimate(t0, now, rel[:6]), Estimate(t0, now, shuffled))
+}
+
+func sorted(ts []time.Time) []time.Time {
+	out := append([]time.Time(nil), ts...)
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j].Before(out[j-1]); j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
