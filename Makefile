@@ -30,3 +30,5 @@ clean:
 # Load figures with their references measured in the same run (no thresholds).
 bench:
 	go run ./backend/cmd/bench bookmarks
+	go run ./backend/cmd/bench polls
+	go run ./backend/cmd/bench gate

@@ -4,9 +4,13 @@
 // in-process on loopback, and Go's http.FileServer as the reference.
 //
 //	bench [-d 10s] [-c 32] bookmarks
+//	bench archive
+//	bench [-n 1000] polls
+//	bench [-n 200] gate
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -34,11 +38,16 @@ import (
 func main() {
 	dur := flag.Duration("d", 10*time.Second, "duration of each scenario")
 	clients := flag.Int("c", 32, "concurrent keep-alive clients")
+	count := flag.Int("n", 0, "polls (polls, default 1000) or requests (gate, default 200)")
 	flag.Parse()
 	ctx := context.Background()
 	what := flag.Arg(0)
 	if what == "" {
 		what = "bookmarks"
+	}
+	if what == archiveChild {
+		// This binary re-executed for one measured part of "archive".
+		os.Exit(runArchiveChild(flag.Args()[1:]))
 	}
 	env, err := newEnv(ctx)
 	if err != nil {
@@ -49,8 +58,14 @@ func main() {
 	switch what {
 	case "bookmarks":
 		err = benchBookmarks(ctx, env, *clients, *dur)
+	case "archive":
+		err = benchArchive(ctx, env)
+	case "polls":
+		err = benchPolls(ctx, env, cmp.Or(*count, 1000))
+	case "gate":
+		err = benchGate(ctx, env, cmp.Or(*count, 200))
 	default:
-		err = fmt.Errorf("unknown scenario %q (bookmarks)", what)
+		err = fmt.Errorf("unknown scenario %q (bookmarks, archive, polls, gate)", what)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

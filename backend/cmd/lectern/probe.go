@@ -7,10 +7,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strings"
 
+	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
+	"github.com/lectern-reader/lectern/backend/internal/server"
+	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
 // probeMaxBody bounds the saved body probe reads, as the fetchers bound
@@ -22,7 +26,12 @@ const probeUsage = `Usage:
   lectern probe URL
 
 Reads a page of a Site the way the Poll and the archive do, and prints one
-JSON object with every answer the Site registry gives for it:
+JSON object with every answer the Site registry gives for it. With a URL it
+fetches the page now, through the Poll's own fetcher (the plain fetcher, or
+the browser for a browser Site when BROWSER_URL or BROWSER_PATH is set) and
+the pacing gate shared with the running replicas (DATABASE_URL is required;
+USER_AGENT, SITE_PACE, FETCH_* apply). A series URL is probed as a series
+page, a chapter URL as a chapter page:
 
   {"site","key","page","title","latest_chapter":{"label","number","url","locked"},
    "cover","chapters":[...],"pages":[...],"text_chars":N,"problem":"",
@@ -40,7 +49,7 @@ browser Sites, the payload as read in the tab: kagane's API JSON) and probe it.
 Exit status: 0 when the page answered (problem may still name a chapter that
 is locked or a Series without chapters), 3 when the body is not a series or
 chapter page (problem says why: challenge, access_denied, not_series_page...),
-2 for usage errors, 1 when the file cannot be read.
+2 for usage errors, 1 when the file cannot be read or the page fetched.
 `
 
 func init() {
@@ -50,7 +59,7 @@ func init() {
 	}
 }
 
-func runProbe(_ context.Context, env *cmdEnv, args []string) int {
+func runProbe(ctx context.Context, env *cmdEnv, args []string) int {
 	names := make([]string, 0, 6)
 	for _, s := range latest.Sites() {
 		names = append(names, s.Name)
@@ -76,12 +85,7 @@ func runProbe(_ context.Context, env *cmdEnv, args []string) int {
 			fmt.Fprintf(env.stderr, "lectern probe: give either a URL or --site and --file\n\n%s", usage)
 			return 2
 		}
-		if _, err := latest.Resolve(fs.Arg(0)); err != nil {
-			fmt.Fprintf(env.stderr, "lectern probe: %v\n", err)
-			return 2
-		}
-		fmt.Fprintln(env.stderr, "probe URL: fetching needs the Poll's fetchers")
-		return 2
+		return probeURL(ctx, env, fs.Arg(0))
 	}
 	if *site == "" || *file == "" {
 		fmt.Fprintf(env.stderr, "lectern probe: --site and --file are required\n\n%s", usage)
@@ -107,7 +111,11 @@ func runProbe(_ context.Context, env *cmdEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "lectern probe: %v\n", err)
 		return 1
 	}
-	result := latest.Probe(s, *page, *pageURL, body)
+	return printProbe(env, latest.Probe(s, *page, *pageURL, body))
+}
+
+// printProbe writes the result and returns the exit status.
+func printProbe(env *cmdEnv, result latest.ProbeResult) int {
 	enc := json.NewEncoder(env.stdout)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
@@ -141,4 +149,66 @@ func readProbeBody(env *cmdEnv, path string) ([]byte, error) {
 		return nil, fmt.Errorf("read body %s: larger than %d bytes", path, probeMaxBody)
 	}
 	return body, nil
+}
+
+// probeSeams replace the network under probe's fetcher in tests.
+var probeSeams *server.Seams
+
+// probeURL fetches a Site page through the Poll's fetcher and pacing gate
+// and probes it.
+func probeURL(ctx context.Context, env *cmdEnv, raw string) int {
+	ref, err := latest.Resolve(raw)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "lectern probe: %v\n", err)
+		return 2
+	}
+	site, _ := latest.Lookup(ref.Site)
+	cfg, err := config.Load(config.Lookup(env.getenv), "probe")
+	if err == nil && cfg.DatabaseURL == "" {
+		err = errors.New("DATABASE_URL is required: probe URL paces its request through the gate shared with the running replicas")
+	}
+	if err != nil {
+		fmt.Fprintf(env.stderr, "lectern probe: %v\n", err)
+		return 2
+	}
+	st, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "lectern probe: %v\n", err)
+		return 1
+	}
+	defer st.Close()
+	fetch, closeFetch, err := server.NewSiteFetcher(cfg, st, newLogger(env.stderr, cfg), probeSeams)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "lectern probe: %v\n", err)
+		return 2
+	}
+	defer closeFetch()
+
+	// The URL as given (with "www." and a chapter path), pinned to the
+	// Site's hosts by the fetcher; a series page is fetched at its key's URL.
+	page, pageURL := latest.PageChapter, strings.TrimSpace(raw)
+	if sameSeriesPage(pageURL, ref.SeriesURL) {
+		page, pageURL = latest.PageSeries, ref.SeriesURL
+	}
+	got, err := fetch.FetchSeries(ctx, site, pageURL, latest.Conditional{})
+	if err != nil {
+		fmt.Fprintf(env.stderr, "lectern probe: %v\n", err)
+		return 1
+	}
+	return printProbe(env, latest.Probe(site, page, got.URL, got.Body))
+}
+
+// sameSeriesPage reports whether raw is the series page ref names (any
+// scheme, "www.", query or trailing slash).
+func sameSeriesPage(raw, seriesURL string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	s, err := url.Parse(seriesURL)
+	if err != nil {
+		return false
+	}
+	return strings.TrimPrefix(strings.ToLower(u.Hostname()), "www.") == s.Hostname() &&
+		strings.TrimRight(u.Path, "/") == strings.TrimRight(s.Path, "/")
 }

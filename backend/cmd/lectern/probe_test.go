@@ -91,7 +91,7 @@ func TestProbeUsage(t *testing.T) {
 		{"bad page", []string{"--site", "asura", "--file", fixture, "--page", "cover"}, "--page must be series or chapter"},
 		{"url of another site", []string{"--site", "asura", "--file", fixture, "--url", "https://comix.to/title/r8k2m-x"}, "--url"},
 		{"unknown flag", []string{"--site", "asura", "--file", fixture, "--fetch"}, "flag provided but not defined"},
-		{"url mode", []string{"https://asurascans.com/comics/omniscient-readers-viewpoint-7f3k9a2b"}, "probe URL: fetching needs the Poll's fetchers"},
+		{"url mode without a database", []string{"https://asurascans.com/comics/omniscient-readers-viewpoint-7f3k9a2b"}, "DATABASE_URL is required"},
 		{"url of no site", []string{"https://example.com/x"}, "not a page of a supported Site"},
 		{"url and flags", []string{"--site", "asura", "https://asurascans.com/comics/x-7f3k9a2b"}, "give either a URL or --site and --file"},
 	} {

@@ -35,16 +35,24 @@ type Config struct {
 
 	BrowserURL  string `envconfig:"BROWSER_URL" desc:"DevTools URL of a headless Chrome (e.g. the Compose sidecar http://browser:9222); browser Sites need it or BROWSER_PATH"`
 	BrowserPath string `envconfig:"BROWSER_PATH" desc:"path of a local Chromium to launch when BROWSER_URL is empty"`
-	// BrowserProxyAddr is where the browser's gated forward proxy listens. A
-	// remote sidecar must be able to reach it; a local Chromium uses loopback.
-	BrowserProxyAddr string `envconfig:"BROWSER_PROXY_ADDR" default:"127.0.0.1:0" desc:"listen address of the forward proxy all browser traffic goes through"`
+	// The browser's gated forward proxy: where it listens, and the address
+	// the browser is told to use. A remote sidecar must be able to reach it
+	// (listen on ":3128", tell it "lectern:3128"); a local Chromium uses
+	// loopback and needs neither.
+	BrowserProxyListen string        `envconfig:"BROWSER_PROXY_LISTEN" default:"127.0.0.1:0" desc:"listen address of the forward proxy all browser traffic goes through (a Compose sidecar needs e.g. :3128)"`
+	BrowserProxyAddr   string        `envconfig:"BROWSER_PROXY_ADDR" desc:"host:port the browser is told to reach the proxy at, e.g. lectern:3128 for a sidecar (default: the proxy's own listen address)"`
+	BrowserTimeout     time.Duration `envconfig:"BROWSER_TIMEOUT" default:"60s" desc:"longest browser read of one page, waiting for a JavaScript challenge to clear"`
 
 	PollInterval  time.Duration `envconfig:"POLL_INTERVAL" default:"1h" desc:"how often every held Series is polled"`
 	SitePace      string        `envconfig:"SITE_PACE" desc:"per-Site minimum interval between requests, e.g. asura=1s,demonic=500ms (default: each Site's own, 2s unless the registry says otherwise)"`
 	UserAgent     string        `envconfig:"USER_AGENT" default:"Lectern/1.0 (+https://github.com/lectern-reader/lectern)" desc:"User-Agent sent to Sites and image hosts"`
 	FetchMaxBytes int64         `envconfig:"FETCH_MAX_BYTES" default:"5242880" desc:"largest Site page body read, in bytes"`
-	CoverMaxBytes int64         `envconfig:"COVER_MAX_BYTES" default:"2097152" desc:"largest Cover or archived page image accepted, in bytes"`
-	Workers       int           `envconfig:"WORKERS" default:"4" desc:"background jobs run at once by this replica"`
+	FetchTimeout  time.Duration `envconfig:"FETCH_TIMEOUT" default:"30s" desc:"longest plain fetch of one Site page, body included"`
+	// Per-phase limits within FETCH_TIMEOUT.
+	FetchConnectTimeout time.Duration `envconfig:"FETCH_CONNECT_TIMEOUT" default:"10s" desc:"longest TCP and TLS set-up of a Site page fetch"`
+	FetchHeaderTimeout  time.Duration `envconfig:"FETCH_HEADER_TIMEOUT" default:"15s" desc:"longest wait for a Site page's response headers"`
+	CoverMaxBytes       int64         `envconfig:"COVER_MAX_BYTES" default:"2097152" desc:"largest Cover or archived page image accepted, in bytes"`
+	Workers             int           `envconfig:"WORKERS" default:"4" desc:"background jobs run at once by this replica; 0 runs none (a replica that only serves HTTP)"`
 
 	LogFormat string `envconfig:"LOG_FORMAT" default:"json" desc:"json (production) or text (development)"`
 	LogLevel  string `envconfig:"LOG_LEVEL" default:"info" desc:"debug, info, warn or error"`
@@ -119,8 +127,17 @@ func (c *Config) check() []string {
 	if c.PollInterval != 0 && c.PollInterval < time.Minute {
 		p = append(p, fmt.Sprintf("POLL_INTERVAL is too short: %s (at least 1m)", c.PollInterval))
 	}
-	if c.Workers < 1 && c.Workers != 0 {
-		p = append(p, "WORKERS must be at least 1")
+	if c.Workers < 0 {
+		p = append(p, "WORKERS must be 0 or more")
+	}
+	for name, d := range map[string]time.Duration{"FETCH_TIMEOUT": c.FetchTimeout, "FETCH_CONNECT_TIMEOUT": c.FetchConnectTimeout,
+		"FETCH_HEADER_TIMEOUT": c.FetchHeaderTimeout, "BROWSER_TIMEOUT": c.BrowserTimeout} {
+		if d < 0 {
+			p = append(p, fmt.Sprintf("%s must not be negative: %s", name, d))
+		}
+	}
+	if c.FetchMaxBytes < 0 || c.CoverMaxBytes < 0 {
+		p = append(p, "FETCH_MAX_BYTES and COVER_MAX_BYTES must not be negative")
 	}
 	switch c.LogFormat {
 	case "", "json", "text":

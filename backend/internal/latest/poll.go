@@ -23,10 +23,23 @@ type PollArgs struct {
 // Kind is River's job kind.
 func (PollArgs) Kind() string { return "poll_series" }
 
+// InsertOpts are the defaults of every poll: one in flight per Series, and
+// a few quick retries for a network failure (a refusal snoozes instead and
+// burns no attempt; the next scheduled poll retries anything else).
+func (PollArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: PollMaxAttempts, Priority: PriorityScheduled, UniqueOpts: uniqueInFlight}
+}
+
+// PollMaxAttempts bounds the retries of one poll that failed for a reason
+// worth retrying soon.
+const PollMaxAttempts = 3
+
 // Priorities: River runs lower numbers first. An Acquisition jumps every
-// scheduled poll so a new Bookmark shows its facts within seconds.
+// scheduled poll so a new Bookmark shows its facts within seconds; an
+// Owner's request is as urgent.
 const (
 	PriorityAcquisition = 1
+	PriorityOwner       = 1
 	PriorityHint        = 2
 	PriorityScheduled   = 3
 )

@@ -16,12 +16,13 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/lectern-reader/lectern/backend/internal/api"
 	"github.com/lectern-reader/lectern/backend/internal/config"
+	"github.com/lectern-reader/lectern/backend/internal/cover"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/library"
+	"github.com/lectern-reader/lectern/backend/internal/metrics"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 	"github.com/lectern-reader/lectern/backend/internal/web"
 )
@@ -32,6 +33,10 @@ type Deps struct {
 	Store   *store.Store
 	Logger  *slog.Logger
 	Version string
+	// Seams replace the fetchers' network in tests; nil in production.
+	Seams *Seams
+	// Metrics are the replica's collectors; nil builds them (observe.go).
+	Metrics *metrics.Metrics
 }
 
 // Server is one Lectern replica.
@@ -40,6 +45,8 @@ type Server struct {
 	store   *store.Store
 	log     *slog.Logger
 	river   *river.Client[pgx.Tx]
+	jobs    *jobs
+	metrics *metrics.Metrics
 	library *library.Library
 	handler http.Handler
 }
@@ -50,25 +57,28 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 		d.Logger = slog.Default()
 	}
 	s := &Server{cfg: d.Config, store: d.Store, log: d.Logger}
+	s.observe(&d)
 
-	rc, err := river.NewClient(riverpgxv5.New(d.Store.Pool), &river.Config{
-		Logger: d.Logger.With("component", "river"),
-	})
+	j, err := newJobs(d)
 	if err != nil {
-		return nil, fmt.Errorf("river client: %w", err)
+		return nil, err
 	}
-	s.river = rc
+	s.jobs, s.river = j, j.client
 
 	s.library = &library.Library{
 		Store:   d.Store,
-		Acquire: latest.Acquirer{Client: rc},
+		Acquire: latest.Acquirer{Client: j.client},
+		Hint:    j.queue,
 		BaseURL: d.Config.PublicBaseURL,
 		Logger:  d.Logger,
 	}
-	a := &api.API{Store: d.Store, Library: s.library, Logger: d.Logger, Version: d.Version}
+	a := &api.API{Store: d.Store, Library: s.library, Logger: d.Logger, Version: d.Version,
+		AdminRoutes: []func(chi.Router){j.admin(d.Store, d.Logger)}}
+	a.ReaderRoutes = append(a.ReaderRoutes, a.ExportRoutes, a.ImportRoutes)
 
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID)
+	r.Use(s.observeHTTP)
 	r.Use(middleware.Recoverer)
 	r.Get("/healthz", s.healthz)
 	r.Get("/readyz", s.readyz)
@@ -78,7 +88,12 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	}
 	r.Get("/userscripts/{name}", scripts)
 	r.Mount("/api", a.Routes())
-	ui, err := web.New(web.Deps{Config: d.Config, Store: d.Store, Library: s.library, Logger: d.Logger, Version: d.Version})
+	// Public by design (docs/adr/0007): an <img> carries no credential.
+	covers := cover.NewHandler(&cover.Store{Dir: d.Config.CoverDir})
+	covers.Logger = d.Logger
+	r.Handle("/covers/{address}", covers)
+	ui, err := web.New(web.Deps{Config: d.Config, Store: d.Store, Library: s.library, Logger: d.Logger, Version: d.Version,
+		Notify: newNotifyService(d)})
 	if err != nil {
 		return nil, err
 	}
@@ -107,22 +122,38 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:       2 * time.Minute,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
+	stopMetrics, err := s.serveMetrics(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	if err := s.StartJobs(ctx); err != nil {
+		return err
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	s.log.InfoContext(ctx, "serving", "addr", ln.Addr().String(), "public_base_url", s.cfg.PublicBaseURL)
 
+	var serveErr error
 	select {
 	case err := <-errc:
-		return fmt.Errorf("http server: %w", err)
+		serveErr = fmt.Errorf("http server: %w", err)
 	case <-ctx.Done():
 	}
 	s.log.Info("shutting down")
 	shutCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("http shutdown: %w", err)
+	if serveErr == nil {
+		if err := srv.Shutdown(shutCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			serveErr = fmt.Errorf("http shutdown: %w", err)
+		}
 	}
-	return nil
+	// HTTP stops first: a request still in flight may queue a job, which
+	// any replica's workers then run.
+	if err := s.StopJobs(context.Background()); err != nil && serveErr == nil {
+		serveErr = err
+	}
+	return serveErr
 }
 
 // healthz answers while the process is alive.

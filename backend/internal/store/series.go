@@ -2,8 +2,11 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Series is one Series row: its shared facts and how its polling goes.
@@ -13,6 +16,13 @@ type Series struct {
 	CoverAddress, CoverType, CoverSourceURL string
 	CoverSize                               *int
 	CoverAt                                 *time.Time
+	// CoverProblem is why the last Cover fetch failed ("" after a success or
+	// before any); CoverTriedAt is when it ran.
+	CoverProblem string
+	CoverTriedAt *time.Time
+	// CoverRefetchAt is set while an Owner's request for a fresh Cover waits
+	// for the next poll.
+	CoverRefetchAt *time.Time
 
 	LatestLabel, LatestURL string
 	LatestNumber           *float64
@@ -26,23 +36,25 @@ type Series struct {
 	PollBodyLen, PollMS                   *int
 	PollETag, PollLastModified            string
 	PollFailures                          int
+	// HintAt is when a Reader last recorded Progress beyond the Latest Chapter.
+	HintAt *time.Time
 
 	CreatedAt, UpdatedAt time.Time
 }
 
 const seriesCols = `key, site, kind, series_url, title,
-	cover_address, cover_type, cover_source_url, cover_size, cover_at,
+	cover_address, cover_type, cover_source_url, cover_size, cover_at, cover_problem, cover_tried_at, cover_refetch_at,
 	latest_label, latest_url, latest_number, latest_locked, latest_at,
 	readers, last_poll_at, next_poll_at, last_success_at, poll_status, poll_problem,
-	poll_body_len, poll_ms, poll_etag, poll_last_modified, poll_failures, created_at, updated_at`
+	poll_body_len, poll_ms, poll_etag, poll_last_modified, poll_failures, hint_at, created_at, updated_at`
 
 func scanSeries(row interface{ Scan(...any) error }) (Series, error) {
 	var s Series
 	err := row.Scan(&s.Key, &s.Site, &s.Kind, &s.SeriesURL, &s.Title,
-		&s.CoverAddress, &s.CoverType, &s.CoverSourceURL, &s.CoverSize, &s.CoverAt,
+		&s.CoverAddress, &s.CoverType, &s.CoverSourceURL, &s.CoverSize, &s.CoverAt, &s.CoverProblem, &s.CoverTriedAt, &s.CoverRefetchAt,
 		&s.LatestLabel, &s.LatestURL, &s.LatestNumber, &s.LatestLocked, &s.LatestAt,
 		&s.Readers, &s.LastPollAt, &s.NextPollAt, &s.LastSuccessAt, &s.PollStatus, &s.PollProblem,
-		&s.PollBodyLen, &s.PollMS, &s.PollETag, &s.PollLastModified, &s.PollFailures, &s.CreatedAt, &s.UpdatedAt)
+		&s.PollBodyLen, &s.PollMS, &s.PollETag, &s.PollLastModified, &s.PollFailures, &s.HintAt, &s.CreatedAt, &s.UpdatedAt)
 	return s, err
 }
 
@@ -56,4 +68,343 @@ func (s *Store) SeriesByKey(ctx context.Context, key string) (Series, error) {
 		return Series{}, fmt.Errorf("load series %s: %w", key, err)
 	}
 	return ser, nil
+}
+
+// PollCandidate is a held Series as the Poll's scheduler sees it.
+type PollCandidate struct {
+	Key, Site              string
+	Readers                int
+	LastPollAt, NextPollAt *time.Time
+}
+
+// PollCandidates lists the Series held by at least one Reader whose next poll
+// is unplanned or before `before`: most Readers first, then the oldest last
+// poll (never polled first), so that whatever order the scheduler hands out
+// follows popularity. A Series nobody holds is never listed.
+func (s *Store) PollCandidates(ctx context.Context, before time.Time) ([]PollCandidate, error) {
+	rows, err := s.db.Query(ctx, `
+		SELECT key, site, readers, last_poll_at, next_poll_at FROM series
+		WHERE readers > 0 AND (next_poll_at IS NULL OR next_poll_at < $1)
+		ORDER BY readers DESC, last_poll_at ASC NULLS FIRST, key`, before)
+	if err != nil {
+		return nil, fmt.Errorf("list poll candidates: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (PollCandidate, error) {
+		var c PollCandidate
+		err := row.Scan(&c.Key, &c.Site, &c.Readers, &c.LastPollAt, &c.NextPollAt)
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list poll candidates: %w", err)
+	}
+	return out, nil
+}
+
+// LockNextPolls locks the rows of keys for the rest of the transaction and
+// returns their next_poll_at now (nil: unplanned), so a planner can drop the
+// Series a poll recorded since it read them: a poll records its outcome
+// under the same row lock, so it either ran before (and changed the value)
+// or waits for the plan to commit.
+func (s *Store) LockNextPolls(ctx context.Context, keys []string) (map[string]*time.Time, error) {
+	rows, err := s.db.Query(ctx, `SELECT key, next_poll_at FROM series WHERE key = ANY($1) ORDER BY key FOR UPDATE`, keys)
+	if err != nil {
+		return nil, fmt.Errorf("lock next polls: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[string]*time.Time, len(keys))
+	for rows.Next() {
+		var key string
+		var at *time.Time
+		if err := rows.Scan(&key, &at); err != nil {
+			return nil, fmt.Errorf("lock next polls: %w", err)
+		}
+		out[key] = at
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("lock next polls: %w", err)
+	}
+	return out, nil
+}
+
+// NextPoll is when one Series' next poll is planned.
+type NextPoll struct {
+	Key string
+	At  time.Time
+}
+
+// SetNextPolls records planned polls in one statement. Bookkeeping only:
+// updated_at does not change.
+func (s *Store) SetNextPolls(ctx context.Context, plans []NextPoll) error {
+	if len(plans) == 0 {
+		return nil
+	}
+	keys := make([]string, len(plans))
+	ats := make([]time.Time, len(plans))
+	for i, p := range plans {
+		keys[i], ats[i] = p.Key, p.At
+	}
+	_, err := s.db.Exec(ctx, `
+		UPDATE series s SET next_poll_at = p.at
+		FROM unnest($1::text[], $2::timestamptz[]) AS p(key, at)
+		WHERE s.key = p.key`, keys, ats)
+	if err != nil {
+		return fmt.Errorf("record next polls: %w", err)
+	}
+	return nil
+}
+
+// The poll statuses stored in series.poll_status.
+const (
+	PollOK          = "ok"           // the page answered with a Latest Chapter
+	PollNotModified = "not_modified" // 304: nothing changed since the last answer
+	PollProblem     = "problem"      // the body gave no Latest Chapter (poll_problem names why)
+	PollFailed      = "failed"       // the fetch itself failed (network, status, cap)
+	PollBackedOff   = "backed_off"   // the Site refused us; the Site is paused
+	PollSkipped     = "skipped"      // not fetched (a browser Site with no browser configured)
+)
+
+// LatestChapter is a Latest Chapter as a poll found it.
+type LatestChapter struct {
+	Label  string
+	Number *float64
+	URL    string
+	Locked bool
+}
+
+func (c LatestChapter) same(o LatestChapter) bool {
+	if c.Label != o.Label || c.URL != o.URL || c.Locked != o.Locked {
+		return false
+	}
+	if c.Number == nil || o.Number == nil {
+		return c.Number == nil && o.Number == nil
+	}
+	return *c.Number == *o.Number
+}
+
+// PollResult is what one poll learned and how it went.
+type PollResult struct {
+	Status string // one of the Poll* statuses
+	// Problem names why the poll gave no answer ("code: detail"), "" when it did.
+	Problem string
+	// BodyLen is recorded with a problem, so a changed page can be told from
+	// an empty or truncated one.
+	BodyLen  *int
+	Duration time.Duration
+	// Success resets the failure count and stamps last_success_at; Failed
+	// adds one failure; neither (a skipped poll) leaves both as they are.
+	Success, Failed bool
+	// Latest is the Latest Chapter found, nil when none was.
+	Latest *LatestChapter
+	// Title is the Series' title when the page gave one.
+	Title string
+	// ETag and LastModified are the validators of a response that answered;
+	// stored only with Latest, so a 304 always stands for a page that did.
+	ETag, LastModified string
+	// NextPollAt is the forecast of the next poll; nil keeps the stored one.
+	NextPollAt *time.Time
+}
+
+// PollRecorded says which Series facts a poll changed.
+type PollRecorded struct {
+	LatestChanged, TitleChanged bool
+}
+
+// RecordPoll stores a poll's outcome in one transaction: a changed Latest
+// Chapter (with its history row) and title, and the bookkeeping. updated_at
+// moves only when a fact a client sees changed, because the Bookmark list's
+// ETag is built on it.
+func (s *Store) RecordPoll(ctx context.Context, key string, r PollResult) (PollRecorded, error) {
+	var out PollRecorded
+	err := s.InTx(ctx, func(tx *Store) error {
+		var cur LatestChapter
+		var title string
+		var lastSuccess *time.Time
+		err := tx.db.QueryRow(ctx, `
+			SELECT latest_label, latest_number, latest_url, latest_locked, title, last_success_at
+			FROM series WHERE key = $1 FOR UPDATE`, key).
+			Scan(&cur.Label, &cur.Number, &cur.URL, &cur.Locked, &title, &lastSuccess)
+		if err != nil {
+			return notFound(err)
+		}
+		if r.Latest != nil && r.Latest.Label != "" && !r.Latest.same(cur) {
+			out.LatestChanged = true
+			l := r.Latest
+			if _, err := tx.db.Exec(ctx, `
+				UPDATE series SET latest_label = $2, latest_number = $3, latest_url = $4, latest_locked = $5,
+					latest_at = now(), updated_at = now()
+				WHERE key = $1`, key, l.Label, l.Number, l.URL, l.Locked); err != nil {
+				return err
+			}
+			if _, err := tx.db.Exec(ctx, `
+				INSERT INTO latest_chapter_history (series_key, label, number, url, locked, prev_poll_at)
+				VALUES ($1, $2, $3, $4, $5, $6)`, key, l.Label, l.Number, l.URL, l.Locked, lastSuccess); err != nil {
+				return err
+			}
+		}
+		if r.Title != "" && r.Title != title {
+			out.TitleChanged = true
+			if _, err := tx.db.Exec(ctx, `UPDATE series SET title = $2, updated_at = now() WHERE key = $1`, key, r.Title); err != nil {
+				return err
+			}
+		}
+		ms := int(r.Duration / time.Millisecond)
+		_, err = tx.db.Exec(ctx, `
+			UPDATE series SET
+				last_poll_at = now(), poll_status = $2, poll_problem = $3, poll_body_len = $4, poll_ms = $5,
+				poll_etag = CASE WHEN $6 THEN $7 ELSE poll_etag END,
+				poll_last_modified = CASE WHEN $6 THEN $8 ELSE poll_last_modified END,
+				poll_failures = CASE WHEN $9 THEN 0 WHEN $10 THEN poll_failures + 1 ELSE poll_failures END,
+				last_success_at = CASE WHEN $9 THEN now() ELSE last_success_at END,
+				next_poll_at = coalesce($11, next_poll_at)
+			WHERE key = $1`,
+			key, r.Status, r.Problem, r.BodyLen, ms,
+			r.Latest != nil, r.ETag, r.LastModified, r.Success, r.Failed, r.NextPollAt)
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return PollRecorded{}, fmt.Errorf("record poll of %s: %w", key, ErrNotFound)
+		}
+		return PollRecorded{}, fmt.Errorf("record poll of %s: %w", key, err)
+	}
+	return out, nil
+}
+
+// LatestChange is one row of a Series' Latest Chapter history.
+type LatestChange struct {
+	LatestChapter
+	FirstSeenAt time.Time
+	// PrevPollAt is the successful poll before, which did not see it (nil
+	// for the first Latest Chapter ever found).
+	PrevPollAt *time.Time
+}
+
+// LatestHistory returns a Series' Latest Chapter changes, oldest first, at
+// most limit of the newest.
+func (s *Store) LatestHistory(ctx context.Context, key string, limit int) ([]LatestChange, error) {
+	rows, err := s.db.Query(ctx, `
+		SELECT label, number, url, locked, first_seen_at, prev_poll_at FROM (
+			SELECT * FROM latest_chapter_history WHERE series_key = $1 ORDER BY first_seen_at DESC, id DESC LIMIT $2
+		) h ORDER BY first_seen_at, id`, key, limit)
+	if err != nil {
+		return nil, fmt.Errorf("latest chapter history of %s: %w", key, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (LatestChange, error) {
+		var c LatestChange
+		err := row.Scan(&c.Label, &c.Number, &c.URL, &c.Locked, &c.FirstSeenAt, &c.PrevPollAt)
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("latest chapter history of %s: %w", key, err)
+	}
+	return out, nil
+}
+
+// RecordHint notes that a Reader recorded Progress beyond the stored Latest
+// Chapter, and returns when the Series was last polled (nil: never). The
+// hint is not a Series fact: updated_at does not change.
+func (s *Store) RecordHint(ctx context.Context, key string) (lastPoll *time.Time, err error) {
+	err = s.db.QueryRow(ctx, `UPDATE series SET hint_at = now() WHERE key = $1 RETURNING last_poll_at`, key).Scan(&lastPoll)
+	if err != nil {
+		if err = notFound(err); err == ErrNotFound {
+			return nil, ErrNotFound
+		}
+		return nil, fmt.Errorf("record hint for %s: %w", key, err)
+	}
+	return lastPoll, nil
+}
+
+// CoverFacts describe stored Cover bytes.
+type CoverFacts struct {
+	Address, Type, SourceURL string
+	Size                     int
+}
+
+// SetCover records a stored Cover on a Series. Without replace it fills only
+// a Series that has none (a poll never replaces a Cover); with replace (an
+// Owner's refetch) it changes the Cover only when the bytes differ. It
+// reports whether the Cover changed; when it did, updated_at moves, since
+// clients see the Cover.
+func (s *Store) SetCover(ctx context.Context, key string, c CoverFacts, replace bool) (bool, error) {
+	tag, err := s.db.Exec(ctx, `
+		UPDATE series SET cover_address = $2, cover_type = $3, cover_size = $4, cover_source_url = $5,
+			cover_at = now(), cover_problem = '', cover_tried_at = now(), updated_at = now()
+		WHERE key = $1 AND (cover_address = '' OR ($6 AND cover_address <> $2))`,
+		key, c.Address, c.Type, c.Size, c.SourceURL, replace)
+	if err != nil {
+		return false, fmt.Errorf("record cover of %s: %w", key, err)
+	}
+	if tag.RowsAffected() == 1 {
+		return true, nil
+	}
+	// Nothing changed: say the attempt went well, without touching facts.
+	if _, err := s.db.Exec(ctx, `UPDATE series SET cover_problem = '', cover_tried_at = now() WHERE key = $1`, key); err != nil {
+		return false, fmt.Errorf("record cover of %s: %w", key, err)
+	}
+	return false, nil
+}
+
+// RecordCoverProblem notes why a Cover fetch failed; the Cover itself, the
+// Latest Chapter and every Bookmark stay as they are.
+func (s *Store) RecordCoverProblem(ctx context.Context, key, problem string) error {
+	_, err := s.db.Exec(ctx, `UPDATE series SET cover_problem = $2, cover_tried_at = now() WHERE key = $1`, key, problem)
+	if err != nil {
+		return fmt.Errorf("record cover problem of %s: %w", key, err)
+	}
+	return nil
+}
+
+// RequestCoverRefetch marks a Series for a fresh Cover at its next poll.
+func (s *Store) RequestCoverRefetch(ctx context.Context, key string) error {
+	tag, err := s.db.Exec(ctx, `UPDATE series SET cover_refetch_at = now() WHERE key = $1`, key)
+	if err != nil {
+		return fmt.Errorf("request cover refetch of %s: %w", key, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// TakeCoverRefetch consumes a pending refetch request; true when there was one.
+func (s *Store) TakeCoverRefetch(ctx context.Context, key string) (bool, error) {
+	tag, err := s.db.Exec(ctx, `UPDATE series SET cover_refetch_at = NULL WHERE key = $1 AND cover_refetch_at IS NOT NULL`, key)
+	if err != nil {
+		return false, fmt.Errorf("take cover refetch of %s: %w", key, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// FailingSeries is a Series whose recent polls failed, for the Owner.
+type FailingSeries struct {
+	Key, Site, Title, SeriesURL string
+	Readers                     int
+	Status, Problem             string
+	BodyLen                     *int
+	Failures                    int
+	LastPollAt, LastSuccessAt   *time.Time
+	CoverProblem                string
+}
+
+// FailingSeriesList lists the Series whose last poll failed, most recent
+// first, at most limit.
+func (s *Store) FailingSeriesList(ctx context.Context, limit int) ([]FailingSeries, error) {
+	rows, err := s.db.Query(ctx, `
+		SELECT key, site, title, series_url, readers, poll_status, poll_problem, poll_body_len, poll_failures,
+			last_poll_at, last_success_at, cover_problem
+		FROM series WHERE poll_failures > 0
+		ORDER BY last_poll_at DESC NULLS LAST, key LIMIT $1`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list failing series: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (FailingSeries, error) {
+		var f FailingSeries
+		err := row.Scan(&f.Key, &f.Site, &f.Title, &f.SeriesURL, &f.Readers, &f.Status, &f.Problem, &f.BodyLen,
+			&f.Failures, &f.LastPollAt, &f.LastSuccessAt, &f.CoverProblem)
+		return f, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list failing series: %w", err)
+	}
+	return out, nil
 }

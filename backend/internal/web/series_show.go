@@ -27,6 +27,9 @@ type seriesPage struct {
 	ProgressAt          *when
 	BookmarkedAt        *when
 	Unread              bool
+
+	// Archive is the path of the Series' archive page, "" without one.
+	Archive string
 }
 
 // seriesShow is a Series' facts and the Reader's Progress on it. A Reader
@@ -94,6 +97,9 @@ func (u *UI) seriesShow(w http.ResponseWriter, r *http.Request) {
 		p.ProgressAt = u.when(b.ProgressAt)
 		p.BookmarkedAt = u.when(&b.CreatedAt)
 		p.Unread = b.Unread
+	}
+	if u.archive != nil {
+		p.Archive = seriesPath(s.Key) + "/archive"
 	}
 	u.render(w, r, http.StatusOK, "series", p)
 }

@@ -32,6 +32,9 @@ type settingsPage struct {
 	PasswordError            string
 	MaxTokenName             int
 	MinPassword              int
+	// Notify is the feed and push targets section (notify.go); nil when
+	// notifications are not configured.
+	Notify *notifySection
 }
 
 func (u *UI) settingsShow(w http.ResponseWriter, r *http.Request) {
@@ -53,6 +56,10 @@ func (u *UI) renderSettings(w http.ResponseWriter, r *http.Request, status int, 
 		NovelScript: u.cfg.PublicBaseURL + "/userscripts/lectern-novel.user.js",
 		MangaSites:  siteNames(latest.Manga), NovelSites: siteNames(latest.Novel),
 		MaxTokenName: maxTokenName, MinPassword: account.MinPasswordLen,
+	}
+	if p.Notify, err = u.loadNotify(r.Context(), reader.ID); err != nil {
+		u.serverError(w, r, err)
+		return
 	}
 	for _, t := range tokens {
 		p.Tokens = append(p.Tokens, tokenRow{

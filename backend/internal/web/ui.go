@@ -27,8 +27,10 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/archive"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/library"
+	"github.com/lectern-reader/lectern/backend/internal/notify"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 	webassets "github.com/lectern-reader/lectern/web"
 )
@@ -46,6 +48,11 @@ type Deps struct {
 	// Assets overrides the embedded templates and static files (tests of
 	// the start-up checks); nil means the embedded web/ directory.
 	Assets fs.FS
+	// Archive adds the archive's pages (archive.go); nil leaves them out.
+	Archive *archive.Service
+	// Notify adds the feed and push targets (feed.go, notify.go); nil
+	// leaves them out.
+	Notify *notify.Service
 }
 
 // UI serves the web library and the Owner console.
@@ -53,6 +60,8 @@ type UI struct {
 	cfg     config.Config
 	store   *store.Store
 	lib     *library.Library
+	archive *archive.Service
+	notify  *notify.Service
 	log     *slog.Logger
 	version string
 	now     func() time.Time
@@ -76,7 +85,7 @@ func New(d Deps) (*UI, error) {
 		return nil, fmt.Errorf("web UI: a Store and a Library are required")
 	}
 	u := &UI{
-		cfg: d.Config, store: d.Store, lib: d.Library, log: d.Logger, version: d.Version, now: d.Now,
+		cfg: d.Config, store: d.Store, lib: d.Library, archive: d.Archive, notify: d.Notify, log: d.Logger, version: d.Version, now: d.Now,
 	}
 	if u.log == nil {
 		u.log = slog.Default()
@@ -126,6 +135,7 @@ func (u *UI) routes() http.Handler {
 	r.MethodNotAllowed(u.methodNotAllowed)
 
 	r.Get("/static/{name}", u.static)
+	u.feedRoutes(r)
 
 	r.Group(func(r chi.Router) {
 		r.Use(u.loadSession)
@@ -134,6 +144,7 @@ func (u *UI) routes() http.Handler {
 		r.Post("/setup", u.setupCreate)
 		r.Get("/login", u.loginShow)
 		r.Post("/login", u.loginSubmit)
+		u.uploadRoutes(r)
 
 		r.Group(func(r chi.Router) {
 			r.Use(u.requireReader)
@@ -145,11 +156,15 @@ func (u *UI) routes() http.Handler {
 			r.Post("/library/caught-up", u.bookmarkCaughtUp)
 			r.Post("/library/remove", u.bookmarkRemove)
 			r.Get("/series/{key}", u.seriesShow)
+			if u.archive != nil {
+				u.archiveRoutes(r)
+			}
 
 			r.Get("/settings", u.settingsShow)
 			r.Post("/settings/tokens", u.tokenCreate)
 			r.Post("/settings/tokens/{id}/revoke", u.tokenRevoke)
 			r.Post("/settings/password", u.passwordChange)
+			u.notifyRoutes(r)
 
 			r.Route("/owner", func(r chi.Router) {
 				r.Use(u.requireOwner)
@@ -160,6 +175,9 @@ func (u *UI) routes() http.Handler {
 				r.Post("/readers/{id}/owner", u.readerOwner)
 				r.Get("/readers/{id}/delete", u.readerDeleteShow)
 				r.Post("/readers/{id}/delete", u.readerDelete)
+				if u.archive != nil {
+					u.archiveOwnerRoutes(r)
+				}
 			})
 		})
 	})

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-reader/lectern/backend/internal/pgtest"
+	"github.com/lectern-reader/lectern/backend/internal/server"
+	"github.com/lectern-reader/lectern/backend/internal/testcert"
+)
+
+type lookup func(ctx context.Context, network, host string) ([]netip.Addr, error)
+
+func (f lookup) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	return f(ctx, network, host)
+}
+
+// probe URL fetches through the Poll's own fetcher: pinned to the Site's
+// hosts, through the destination gate's dial (here onto a loopback fixture
+// standing in for asurascans.com) and paced through DATABASE_URL's gate.
+func TestProbeURLFetchesThroughThePollsFetcher(t *testing.T) {
+	body, err := os.ReadFile(filepath.Join(siteFixtures, "asura", "series.html"))
+	require.NoError(t, err)
+	var ua atomic.Value
+	tlsCfg, pool := testcert.New(t, "asurascans.com")
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ua.Store(r.Header.Get("User-Agent"))
+		if r.URL.Path != "/comics/omniscient-readers-viewpoint-7f3k9a2b" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write(body)
+	}))
+	srv.TLS = tlsCfg
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	probeSeams = &server.Seams{
+		Resolver: lookup(func(_ context.Context, _, host string) ([]netip.Addr, error) {
+			if host != "asurascans.com" {
+				return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+			}
+			return []netip.Addr{netip.MustParseAddr("93.184.216.34")}, nil
+		}),
+		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "tcp", srv.Listener.Addr().String())
+		},
+		RootCAs: pool,
+	}
+	t.Cleanup(func() { probeSeams = nil })
+	dbURL := pgtest.NewURL(t)
+	env := map[string]string{"DATABASE_URL": dbURL, "USER_AGENT": "ProbeTest/1", "LOG_FORMAT": "text"}
+
+	code, out, errOut := runCmd(t, env, "", "probe", "https://www.asurascans.com/comics/omniscient-readers-viewpoint-7f3k9a2b/")
+	require.Equal(t, 0, code, errOut)
+	var r map[string]any
+	require.NoError(t, jsonUnmarshal(out, &r), out)
+	require.Equal(t, "asura:omniscient-readers-viewpoint", r["key"])
+	require.Equal(t, "series", r["page"])
+	require.Equal(t, "Omniscient Reader's Viewpoint", r["title"])
+	require.Equal(t, "Chapter 252 - The Last Reader", r["latest_chapter"].(map[string]any)["label"])
+	require.Equal(t, float64(len(body)), r["body_bytes"])
+	require.Equal(t, "ProbeTest/1", ua.Load())
+
+	// The request went through the shared pacing gate.
+	st, err := openPool(dbURL)
+	require.NoError(t, err)
+	defer st.Close()
+	var hosts int
+	require.NoError(t, st.QueryRow(context.Background(), `SELECT count(*) FROM pacing_hosts WHERE host = 'asurascans.com'`).Scan(&hosts))
+	require.Equal(t, 1, hosts)
+
+	// A page the Site does not have: the fetch fails, exit 1.
+	code, _, errOut = runCmd(t, env, "", "probe", "https://asurascans.com/comics/unknown-1a2b3c4d")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "404")
+}
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+func openPool(dbURL string) (*pgxpool.Pool, error) { return pgxpool.New(context.Background(), dbURL) }

@@ -1,0 +1,325 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lectern-reader/lectern/backend/internal/config"
+	"github.com/lectern-reader/lectern/backend/internal/cover"
+)
+
+// storedKind is one kind of content-addressed file the database names. A
+// new kind (a new table holding addresses) is one more row here.
+type storedKind struct {
+	name string
+	// tables must all exist for the kind to be checked: a database older
+	// than the feature has none of its rows.
+	tables []string
+	dir    func(config.Config) string
+	// query returns every address the database names, one per row.
+	query string
+}
+
+var storedKinds = []storedKind{
+	{
+		name: "Cover", tables: []string{"series"},
+		dir:   func(c config.Config) string { return c.CoverDir },
+		query: `SELECT DISTINCT cover_address FROM series WHERE cover_address <> ''`,
+	},
+	{
+		// Staged pages are stored files of a chapter still being archived.
+		// The server keeps page bytes under ARCHIVE_DIR/pages
+		// (backend/internal/server/archive.go).
+		name: "archived page", tables: []string{"archive_pages", "archive_staging"},
+		dir:   func(c config.Config) string { return filepath.Join(c.ArchiveDir, "pages") },
+		query: `SELECT address FROM archive_pages UNION SELECT address FROM archive_staging`,
+	},
+}
+
+func init() {
+	commands["verify"] = command{summary: "check that every stored address has its file, and list files no row names", run: cmdVerify}
+}
+
+const verifyAbout = `Checks the data volume against the database: every content address a row
+names (Covers, archived pages) must have its file under COVER_DIR or
+ARCHIVE_DIR/pages, and every file there should be named by a row. Run it after a
+restore, or any time; it only reads.
+
+  missing   a row names an address whose file is absent: that Cover or page is
+            lost (restore the file from the backup of the data volume, or let
+            the Owner refetch the Cover)
+  corrupt   with --hash, a file whose bytes no longer hash to its name
+  orphan    a file no row names: a replaced Cover, a deleted archive, or files
+            newer than the database dump after a restore. Harmless; they
+            take space only.
+  stray     a file that is not a content address (an interrupted write leaves
+            .put-* files): harmless
+
+Exit status: 0 when everything matches, 1 when files are missing or corrupt
+(or the check could not run), 3 when the only findings are orphans or strays.
+Reads DATABASE_URL and DATA_DIR (or COVER_DIR and ARCHIVE_DIR).`
+
+func cmdVerify(ctx context.Context, env *cmdEnv, args []string) int {
+	fs := newFlags("verify", env, verifyAbout)
+	hash := fs.Bool("hash", false, "also read every named file and check that its bytes hash to its address (slow)")
+	if code, done := parse(fs, args); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	cfg, err := config.Load(config.Lookup(env.getenv), "verify")
+	if err != nil {
+		fmt.Fprintln(env.stderr, "lectern:", err)
+		return 1
+	}
+	if cfg.DatabaseURL == "" {
+		fmt.Fprintln(env.stderr, "lectern: DATABASE_URL is required: the Postgres URL of this deployment")
+		return 1
+	}
+	if cfg.CoverDir == "" || cfg.ArchiveDir == "" {
+		fmt.Fprintln(env.stderr, "lectern: DATA_DIR (or both COVER_DIR and ARCHIVE_DIR) is required: where the stored files are")
+		return 1
+	}
+	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+	if err != nil {
+		fmt.Fprintln(env.stderr, "lectern: connect to Postgres:", err)
+		return 1
+	}
+	defer pool.Close()
+	rep, err := verifyStore(ctx, pool, cfg, storedKinds, *hash)
+	if err != nil {
+		fmt.Fprintln(env.stderr, "lectern: verify:", err)
+		return 1
+	}
+	rep.print(env.stdout)
+	switch {
+	case len(rep.missing)+len(rep.corrupt) > 0:
+		return 1
+	case len(rep.orphans)+len(rep.strays) > 0:
+		return 3
+	}
+	return 0
+}
+
+type finding struct{ kind, address, path string }
+
+type kindCount struct {
+	name, dir      string
+	named, present int
+	skipped        bool
+}
+
+type verifyReport struct {
+	kinds                             []kindCount
+	missing, corrupt, orphans, strays []finding
+}
+
+// verifyStore compares the addresses the database names with the files on
+// the volume. Kinds sharing a directory are judged together: a file is an
+// orphan only when no kind stored there names it.
+func verifyStore(ctx context.Context, pool *pgxpool.Pool, cfg config.Config, kinds []storedKind, hash bool) (*verifyReport, error) {
+	rep := &verifyReport{}
+	named := map[string]map[string]string{} // dir -> address -> kind name
+	var dirs []string
+	for _, k := range kinds {
+		dir := filepath.Clean(k.dir(cfg))
+		kc := kindCount{name: k.name, dir: dir}
+		ok, err := tablesExist(ctx, pool, k.tables)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			kc.skipped = true
+			rep.kinds = append(rep.kinds, kc)
+			continue
+		}
+		if named[dir] == nil {
+			named[dir] = map[string]string{}
+			dirs = append(dirs, dir)
+		}
+		addrs, err := queryAddresses(ctx, pool, k.query)
+		if err != nil {
+			return nil, fmt.Errorf("read %s addresses: %w", k.name, err)
+		}
+		for _, a := range addrs {
+			kc.named++
+			path := addressPath(dir, a)
+			if !cover.ValidAddress(a) {
+				// Never joined to a path unchecked; a malformed value in a
+				// row is as lost as a missing file.
+				rep.missing = append(rep.missing, finding{k.name, a, "(not a content address)"})
+				continue
+			}
+			named[dir][a] = k.name
+			fi, err := os.Lstat(path)
+			switch {
+			case errors.Is(err, fs.ErrNotExist) || err == nil && !fi.Mode().IsRegular():
+				rep.missing = append(rep.missing, finding{k.name, a, path})
+				continue
+			case err != nil:
+				return nil, fmt.Errorf("check %s: %w", path, err)
+			}
+			kc.present++
+			if hash {
+				good, err := hashMatches(path, a)
+				if err != nil {
+					return nil, err
+				}
+				if !good {
+					rep.corrupt = append(rep.corrupt, finding{k.name, a, path})
+				}
+			}
+		}
+		rep.kinds = append(rep.kinds, kc)
+	}
+	// One kind's directory may lie inside another's (COVER_DIR and
+	// ARCHIVE_DIR the same): each is walked on its own, never as part of
+	// the other.
+	var roots []string
+	for _, k := range kinds {
+		roots = append(roots, filepath.Clean(k.dir(cfg)))
+	}
+	for _, dir := range dirs {
+		if err := walkStore(dir, roots, named[dir], rep); err != nil {
+			return nil, err
+		}
+	}
+	for _, list := range [][]finding{rep.missing, rep.corrupt, rep.orphans, rep.strays} {
+		sort.Slice(list, func(i, j int) bool { return list[i].path < list[j].path })
+	}
+	return rep, nil
+}
+
+// walkStore lists the files under dir that no row names, leaving out the
+// other kinds' directories (roots) below it.
+func walkStore(dir string, roots []string, named map[string]string, rep *verifyReport) error {
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && path == dir {
+				return fs.SkipAll // no file stored yet
+			}
+			return err
+		}
+		if d.IsDir() {
+			if path != dir && slices.Contains(roots, path) {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		name := d.Name()
+		if !cover.ValidAddress(name) || addressPath(dir, name) != path || !d.Type().IsRegular() {
+			rep.strays = append(rep.strays, finding{"", "", path})
+			return nil
+		}
+		if _, ok := named[name]; !ok {
+			rep.orphans = append(rep.orphans, finding{"", name, path})
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("walk %s: %w", dir, err)
+	}
+	return nil
+}
+
+// addressPath is where the content-addressed store keeps an address: two
+// levels of two hex digits (cover.Store's layout).
+func addressPath(dir, a string) string {
+	if len(a) < 4 {
+		return filepath.Join(dir, a)
+	}
+	return filepath.Join(dir, a[0:2], a[2:4], a)
+}
+
+func hashMatches(path, address string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, fmt.Errorf("hash %s: %w", path, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return false, fmt.Errorf("hash %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)) == address, nil
+}
+
+func tablesExist(ctx context.Context, pool *pgxpool.Pool, tables []string) (bool, error) {
+	for _, t := range tables {
+		var ok bool
+		if err := pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, t).Scan(&ok); err != nil {
+			return false, fmt.Errorf("look up table %s: %w", t, err)
+		}
+		if !ok {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+func queryAddresses(ctx context.Context, pool *pgxpool.Pool, query string) ([]string, error) {
+	rows, err := pool.Query(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var a string
+		if err := rows.Scan(&a); err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+func (r *verifyReport) print(w io.Writer) {
+	for _, f := range r.missing {
+		fmt.Fprintf(w, "missing %s %s: named by the database, no file at %s\n", f.kind, f.address, f.path)
+	}
+	for _, f := range r.corrupt {
+		fmt.Fprintf(w, "corrupt %s %s: %s does not hash to its name\n", f.kind, f.address, f.path)
+	}
+	for _, f := range r.orphans {
+		fmt.Fprintf(w, "orphan %s: no row names it\n", f.path)
+	}
+	for _, f := range r.strays {
+		fmt.Fprintf(w, "stray %s: not a content-addressed file\n", f.path)
+	}
+	for _, k := range r.kinds {
+		if k.skipped {
+			fmt.Fprintf(w, "%ss: not checked, this database has no table for them\n", k.name)
+			continue
+		}
+		fmt.Fprintf(w, "%ss in %s: %d named, %d present\n", k.name, k.dir, k.named, k.present)
+	}
+	problems := []string{}
+	for _, p := range []struct {
+		n    int
+		what string
+	}{{len(r.missing), "missing"}, {len(r.corrupt), "corrupt"}, {len(r.orphans), "orphans"}, {len(r.strays), "strays"}} {
+		if p.n > 0 {
+			problems = append(problems, fmt.Sprintf("%d %s", p.n, p.what))
+		}
+	}
+	if len(problems) == 0 {
+		fmt.Fprintln(w, "verify: every named file is present and every file is named")
+		return
+	}
+	fmt.Fprintln(w, "verify:", strings.Join(problems, ", "))
+}

@@ -1,0 +1,185 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/lectern-reader/lectern/backend/internal/latest"
+	"github.com/lectern-reader/lectern/backend/internal/store"
+)
+
+// OwnerControls are the Owner's levers on the Poll; latest.Queue
+// implements them. Each returns store.ErrNotFound for an unknown Series and
+// latest.ErrNoSuchSite for an unknown Site.
+type OwnerControls interface {
+	PollNow(ctx context.Context, key string) error
+	RefetchCover(ctx context.Context, key string) error
+	ResumeSite(ctx context.Context, site string) error
+}
+
+// Admin serves the Owner's endpoints under /api/admin: the status of the
+// Sites, the failing Series and the queue, and the controls. API.Admin
+// mounts them behind the Owner check, so a Reader gets 403.
+type Admin struct {
+	Store    *store.Store
+	Controls OwnerControls
+	// Paces, when set, adds each Site's pacing interval to the status.
+	Paces  latest.Paces
+	Logger *slog.Logger
+}
+
+// FailingShown is how many failing Series the status lists.
+const FailingShown = 50
+
+// Routes adds the Owner's routes; set API.Admin to it.
+func (ad *Admin) Routes(r chi.Router) {
+	r.Get("/status", ad.status)
+	r.Post("/sites/{site}/resume", ad.resume)
+	r.Post("/series/{key}/poll", ad.poll)
+	r.Post("/series/{key}/cover/refetch", ad.refetchCover)
+}
+
+// SiteStatusJSON is one Site in GET /api/admin/status.
+type SiteStatusJSON struct {
+	Site          string     `json:"site"`
+	Kind          string     `json:"kind"`
+	Browser       bool       `json:"browser"`
+	PaceMS        int64      `json:"pace_ms"`
+	Paused        bool       `json:"paused"`
+	PausedUntil   *time.Time `json:"paused_until"`
+	Refusals      int        `json:"refusals"`
+	LastSuccessAt *time.Time `json:"last_success_at"`
+	LastProblem   string     `json:"last_problem"`
+	LastProblemAt *time.Time `json:"last_problem_at"`
+	QueuedPolls   int        `json:"queued_polls"`
+}
+
+// FailingSeriesJSON is one failing Series in the status.
+type FailingSeriesJSON struct {
+	Key           string     `json:"key"`
+	Site          string     `json:"site"`
+	Title         string     `json:"title"`
+	SeriesURL     string     `json:"series_url"`
+	Readers       int        `json:"readers"`
+	Status        string     `json:"status"`
+	Problem       string     `json:"problem"`
+	BodyLen       *int       `json:"body_len"`
+	Failures      int        `json:"failures"`
+	LastPollAt    *time.Time `json:"last_poll_at"`
+	LastSuccessAt *time.Time `json:"last_success_at"`
+	CoverProblem  string     `json:"cover_problem"`
+}
+
+// QueueCountJSON is one kind and state of background jobs.
+type QueueCountJSON struct {
+	Kind  string `json:"kind"`
+	State string `json:"state"`
+	Count int    `json:"count"`
+}
+
+// StatusJSON is the body of GET /api/admin/status.
+type StatusJSON struct {
+	Sites   []SiteStatusJSON    `json:"sites"`
+	Failing []FailingSeriesJSON `json:"failing"`
+	Queue   []QueueCountJSON    `json:"queue"`
+}
+
+func (ad *Admin) status(w http.ResponseWriter, r *http.Request) {
+	sites := latest.Sites()
+	names := make([]string, len(sites))
+	for i, s := range sites {
+		names[i] = s.Name
+	}
+	st, err := ad.Store.PollStatusOf(r.Context(), names, FailingShown)
+	if err != nil {
+		ad.serverError(w, r, err)
+		return
+	}
+	now := time.Now()
+	out := StatusJSON{Sites: []SiteStatusJSON{}, Failing: []FailingSeriesJSON{}, Queue: []QueueCountJSON{}}
+	for i, s := range st.Sites {
+		site := sites[i]
+		_, paused := s.Paused(now)
+		out.Sites = append(out.Sites, SiteStatusJSON{
+			Site: s.Site, Kind: string(site.Kind), Browser: site.Browser != nil, PaceMS: ad.Paces.Of(site).Milliseconds(),
+			Paused: paused, PausedUntil: utcPtr(s.PausedUntil), Refusals: s.Refusals,
+			LastSuccessAt: utcPtr(s.LastSuccessAt), LastProblem: s.LastProblem, LastProblemAt: utcPtr(s.LastProblemAt),
+			QueuedPolls: s.QueuedPolls,
+		})
+	}
+	for _, f := range st.Failing {
+		out.Failing = append(out.Failing, FailingSeriesJSON{
+			Key: f.Key, Site: f.Site, Title: f.Title, SeriesURL: f.SeriesURL, Readers: f.Readers,
+			Status: f.Status, Problem: f.Problem, BodyLen: f.BodyLen, Failures: f.Failures,
+			LastPollAt: utcPtr(f.LastPollAt), LastSuccessAt: utcPtr(f.LastSuccessAt), CoverProblem: f.CoverProblem,
+		})
+	}
+	for _, q := range st.Queue {
+		out.Queue = append(out.Queue, QueueCountJSON{Kind: q.Kind, State: q.State, Count: q.Count})
+	}
+	WriteJSON(w, http.StatusOK, out)
+}
+
+func (ad *Admin) resume(w http.ResponseWriter, r *http.Request) {
+	site := chi.URLParam(r, "site")
+	err := ad.Controls.ResumeSite(r.Context(), site)
+	if errors.Is(err, latest.ErrNoSuchSite) {
+		writeError(w, http.StatusNotFound, err.Error())
+		return
+	}
+	if err != nil {
+		ad.serverError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, map[string]any{"site": site, "resumed": true})
+}
+
+func (ad *Admin) poll(w http.ResponseWriter, r *http.Request) {
+	ad.seriesAction(w, r, ad.Controls.PollNow)
+}
+
+func (ad *Admin) refetchCover(w http.ResponseWriter, r *http.Request) {
+	ad.seriesAction(w, r, ad.Controls.RefetchCover)
+}
+
+// seriesAction runs an Owner's request about one Series; the work happens
+// in the background, so the answer is 202.
+func (ad *Admin) seriesAction(w http.ResponseWriter, r *http.Request, do func(context.Context, string) error) {
+	key, err := keyParam(r)
+	if err != nil {
+		writeError(w, http.StatusNotFound, err.Error())
+		return
+	}
+	err = do(r.Context(), key)
+	if errors.Is(err, store.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "no Series "+key)
+		return
+	}
+	if err != nil {
+		ad.serverError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusAccepted, map[string]any{"key": key, "queued": true})
+}
+
+func (ad *Admin) serverError(w http.ResponseWriter, r *http.Request, err error) {
+	log := ad.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	writeError(w, http.StatusInternalServerError, "internal error; the server log has details")
+}
+
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}

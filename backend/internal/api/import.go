@@ -1,0 +1,99 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/lectern-reader/lectern/backend/internal/portability"
+)
+
+// MaxImportBody is the body limit of POST /api/import alone, raised from
+// MaxBody (64 KiB): a Lectern JSON export of 5,000 Bookmarks is about
+// 3 MiB, a Kenmei CSV of as many rows about 1 MiB. 8 MiB leaves room for
+// long titles and URLs and still bounds what one request can make the
+// server hold.
+const MaxImportBody = 8 << 20
+
+// ImportRoutes adds POST /import?format=lectern|kenmei|urls[&dry_run=1]
+// [&skip_invalid=1]; the body is the file itself. The server adds it to
+// ReaderRoutes.
+func (a *API) ImportRoutes(r chi.Router) {
+	r.Post("/import", a.importBookmarks)
+}
+
+func (a *API) importBookmarks(w http.ResponseWriter, r *http.Request) {
+	reader, _ := ReaderFrom(r.Context())
+	q := r.URL.Query()
+	format, err := portability.ParseFormat(q.Get("format"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "format: "+err.Error())
+		return
+	}
+	var opts portability.Options
+	if opts.DryRun, err = boolParam(q.Get("dry_run")); err != nil {
+		writeError(w, http.StatusBadRequest, "dry_run: "+err.Error())
+		return
+	}
+	if opts.SkipInvalid, err = boolParam(q.Get("skip_invalid")); err != nil {
+		writeError(w, http.StatusBadRequest, "skip_invalid: "+err.Error())
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxImportBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("an import file may have at most %d bytes", MaxImportBody))
+			return
+		}
+		writeError(w, http.StatusBadRequest, "reading the request body: "+err.Error())
+		return
+	}
+	if len(body) == 0 {
+		writeError(w, http.StatusBadRequest, "request body is empty: send the file to import")
+		return
+	}
+	im := &portability.Importer{Library: a.Library, Logger: a.log()}
+	rep, err := im.Import(r.Context(), reader.ID, format, body, opts)
+	switch {
+	case errors.Is(err, portability.ErrTooMany):
+		writeError(w, http.StatusRequestEntityTooLarge, err.Error())
+		return
+	case errors.Is(err, portability.ErrUnreadable), errors.Is(err, portability.ErrFormat):
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	case err != nil:
+		a.serverError(w, r, err)
+		return
+	}
+	if rep.Refused {
+		// Nothing was written; the report names every bad line.
+		WriteJSON(w, http.StatusUnprocessableEntity, refusedImport{
+			Error:  fmt.Sprintf("%d line(s) cannot be imported, so nothing was imported: fix them, or send skip_invalid=true to import the other lines", len(rep.Errors)),
+			Report: rep,
+		})
+		return
+	}
+	WriteJSON(w, http.StatusOK, rep)
+}
+
+// refusedImport is the 422 body: the usual error field beside the report.
+type refusedImport struct {
+	Error string `json:"error"`
+	portability.Report
+}
+
+func boolParam(s string) (bool, error) {
+	if s == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, fmt.Errorf("%q is not true or false", s)
+	}
+	return b, nil
+}

@@ -1,0 +1,274 @@
+package archive_test
+
+import (
+	"context"
+	"crypto/x509"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/api"
+	"github.com/lectern-reader/lectern/backend/internal/archive"
+	"github.com/lectern-reader/lectern/backend/internal/config"
+	"github.com/lectern-reader/lectern/backend/internal/cover"
+	"github.com/lectern-reader/lectern/backend/internal/destination"
+	"github.com/lectern-reader/lectern/backend/internal/latest"
+	"github.com/lectern-reader/lectern/backend/internal/library"
+	"github.com/lectern-reader/lectern/backend/internal/pacing"
+	"github.com/lectern-reader/lectern/backend/internal/pgtest"
+	"github.com/lectern-reader/lectern/backend/internal/store"
+	"github.com/lectern-reader/lectern/backend/internal/web"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(workerEnv) != "" {
+		// This binary was re-executed as an archive worker process.
+		os.Exit(workerMain())
+	}
+	os.Exit(pgtest.Main(m))
+}
+
+const password = "correct horse battery"
+
+// rigOptions are what differ between the test rigs.
+type rigOptions struct {
+	// Paces overrides Sites' intervals; every other Site is paced at zero.
+	Paces map[string]time.Duration
+	// JobTimeout bounds one attempt at a chapter.
+	JobTimeout time.Duration
+	// MaxRunning and MaxPerSite bound the chapters archived at once.
+	MaxRunning, MaxPerSite int
+}
+
+// newService builds the archive over the real parts, as the server does:
+// the plain Site fetcher pinned and paced through the Postgres pacing gate
+// and dialling through the destination gate, whose resolver and dialer map
+// every fixture name to the loopback fixture Site.
+func newService(st *store.Store, dir, siteAddr string, pool *x509.CertPool, o rigOptions, logger *slog.Logger) (*archive.Service, *river.Workers, error) {
+	dest := destination.New(destination.Options{
+		Resolver: resolver{}, Dial: dialer(siteAddr), RootCAs: pool,
+		Timeout: 20 * time.Second, MaxBytes: 4 << 20,
+	})
+	gate := pacing.New(st, pacing.Options{Jitter: -1})
+	paces := map[string]time.Duration{}
+	for _, s := range latest.Sites() {
+		paces[s.Name] = 0
+	}
+	for k, v := range o.Paces {
+		paces[k] = v
+	}
+	lp, err := latest.NewPaces(paces)
+	if err != nil {
+		return nil, nil, err
+	}
+	plain := latest.NewPlainFetcher(latest.PlainOptions{
+		Dial: dest.DialContext, RootCAs: pool, Timeout: 20 * time.Second,
+		Pace: func(ctx context.Context, host string) error { return gate.Wait(ctx, host, lp.ForHost(host)) },
+	})
+	svc := &archive.Service{
+		Store: st, Pages: &cover.Store{Dir: dir}, Fetch: &latest.Fetchers{Plain: plain},
+		Images: dest, Pacer: gate, Paces: paces, Logger: logger, BaseURL: "https://lectern.test",
+		JobTimeout: o.JobTimeout, MaxRunning: o.MaxRunning, MaxPerSite: o.MaxPerSite,
+		// Short, so a test does not wait out a snooze that a wake missed.
+		BusySnooze: 200 * time.Millisecond,
+	}
+	workers := river.NewWorkers()
+	if err := svc.AddWorkers(workers); err != nil {
+		return nil, nil, err
+	}
+	return svc, workers, nil
+}
+
+// rig is one test's Lectern: a fresh database, an archive directory, the
+// fixture Site, the archive with River working its jobs, and the HTTP
+// surfaces (API and web UI) over them.
+type rig struct {
+	t     *testing.T
+	st    *store.Store
+	pool  *pgxpool.Pool
+	site  *site
+	svc   *archive.Service
+	river *river.Client[pgx.Tx]
+	dir   string
+	ts    *httptest.Server
+	lib   *library.Library
+}
+
+func quietLogger() *slog.Logger {
+	if os.Getenv("ARCHIVE_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+func newRig(t *testing.T, o rigOptions) *rig {
+	t.Helper()
+	pool := pgtest.New(t)
+	st := store.New(pool)
+	s := newSite(t)
+	dir := filepath.Join(t.TempDir(), "archive")
+	svc, workers, err := newService(st, dir, s.Addr, s.Pool, o, quietLogger())
+	require.NoError(t, err)
+	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}},
+		Workers:           workers,
+		FetchCooldown:     20 * time.Millisecond,
+		FetchPollInterval: 50 * time.Millisecond,
+		Logger:            quietLogger(),
+	})
+	require.NoError(t, err)
+	svc.River = client
+	ctx, cancel := context.WithCancel(context.Background())
+	require.NoError(t, client.Start(ctx))
+	t.Cleanup(func() {
+		stopCtx, stop := context.WithTimeout(context.Background(), 20*time.Second)
+		defer stop()
+		_ = client.StopAndCancel(stopCtx)
+		cancel()
+	})
+	r := &rig{t: t, st: st, pool: pool, site: s, svc: svc, river: client, dir: dir}
+	r.serveHTTP()
+	return r
+}
+
+// serveHTTP mounts the API and the web UI with the archive's routes, as the
+// server composes them.
+func (r *rig) serveHTTP() {
+	var h http.Handler
+	r.ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { h.ServeHTTP(w, req) }))
+	r.t.Cleanup(r.ts.Close)
+	r.svc.BaseURL = r.ts.URL
+	r.lib = &library.Library{Store: r.st, Acquire: latest.Acquirer{Client: r.river}, BaseURL: r.ts.URL}
+	ar := &api.Archive{Service: r.svc, Logger: quietLogger()}
+	a := &api.API{Store: r.st, Library: r.lib, Version: "test", Logger: quietLogger(),
+		ReaderRoutes: []func(chi.Router){ar.ReaderRoutes}, AdminRoutes: []func(chi.Router){ar.AdminRoutes}}
+	cfg := config.Config{PublicBaseURL: r.ts.URL, DataDir: r.t.TempDir()}
+	ui, err := web.New(web.Deps{Config: cfg, Store: r.st, Library: r.lib, Archive: r.svc, Version: "test", Logger: quietLogger()})
+	require.NoError(r.t, err)
+	router := chi.NewRouter()
+	router.Use(middleware.Recoverer)
+	router.Mount("/api", a.Routes())
+	router.Mount("/", ui.Handler())
+	h = router
+}
+
+// reader creates a Reader, allowed to archive when enabled, with an API
+// token.
+func (r *rig) reader(name string, owner, enabled bool) (store.Reader, string) {
+	r.t.Helper()
+	ctx := context.Background()
+	hash, err := account.HashPassword(password)
+	require.NoError(r.t, err)
+	rd, err := r.st.CreateReader(ctx, name, hash, owner)
+	require.NoError(r.t, err)
+	if enabled {
+		require.NoError(r.t, r.st.SetArchiveReader(ctx, rd.ID, true, nil))
+	}
+	token, th, err := account.NewToken()
+	require.NoError(r.t, err)
+	_, err = r.st.CreateToken(ctx, rd.ID, "test", th)
+	require.NoError(r.t, err)
+	return rd, token
+}
+
+// hold gives a Reader a Bookmark on a Series (created as a new Series is),
+// with the title the Poll would have stored.
+func (r *rig) hold(rd store.Reader, seriesURL, title string) string {
+	r.t.Helper()
+	ref, err := latest.Resolve(seriesURL)
+	require.NoError(r.t, err)
+	_, err = r.st.PutBookmarkKeepProgress(context.Background(), rd.ID,
+		store.NewSeries{Key: ref.Key, Site: ref.Site, Kind: string(ref.Kind), SeriesURL: ref.SeriesURL}, "")
+	require.NoError(r.t, err)
+	_, err = r.pool.Exec(context.Background(), `UPDATE series SET title = $2 WHERE key = $1`, ref.Key, title)
+	require.NoError(r.t, err)
+	return ref.Key
+}
+
+// request asks for an archive as the Reader.
+func (r *rig) request(rd store.Reader, key, scope string) store.ArchiveRequest {
+	r.t.Helper()
+	sc, err := archive.ParseScope(scope)
+	require.NoError(r.t, err)
+	req, err := r.svc.Request(context.Background(), rd, key, sc)
+	require.NoError(r.t, err)
+	return req
+}
+
+// waitFor polls cond until it holds; the deadline only keeps a broken test
+// from hanging.
+func (r *rig) waitFor(what string, cond func() bool) {
+	r.t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			r.t.Fatalf("timed out waiting for %s; jobs: %s", what, r.jobsDump())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// settled waits until the request is resolved and no chapter of the Series
+// is queued any more.
+func (r *rig) settled(req store.ArchiveRequest) {
+	r.t.Helper()
+	r.waitFor("request "+req.SeriesKey+" "+req.Scope+" to settle", func() bool {
+		got, err := r.st.ArchiveRequestByID(context.Background(), req.ID)
+		require.NoError(r.t, err)
+		if got.State == store.ArchiveQueued {
+			return false
+		}
+		return r.count(`SELECT count(*) FROM archive_chapters WHERE series_key = $1 AND state = 'queued'`, req.SeriesKey) == 0
+	})
+}
+
+func (r *rig) count(sql string, args ...any) int {
+	r.t.Helper()
+	var n int
+	require.NoError(r.t, r.pool.QueryRow(context.Background(), sql, args...).Scan(&n))
+	return n
+}
+
+func (r *rig) jobsDump() string {
+	rows, err := r.pool.Query(context.Background(), `SELECT id, kind, state::text, attempt, coalesce(errors::text, ''), args::text FROM river_job ORDER BY id`)
+	if err != nil {
+		return err.Error()
+	}
+	defer rows.Close()
+	out := ""
+	for rows.Next() {
+		var id int64
+		var attempt int
+		var kind, state, errs, args string
+		if err := rows.Scan(&id, &kind, &state, &attempt, &errs, &args); err != nil {
+			return err.Error()
+		}
+		out += "\n  " + kind + " " + state + " attempt " + strconv.Itoa(attempt) + " " + args + " " + errs
+	}
+	var chapters string
+	_ = r.pool.QueryRow(context.Background(), `SELECT coalesce(string_agg(url || ' ' || state || ' ' || problem || ' ' || detail, E'\n  '), '') FROM archive_chapters`).Scan(&chapters)
+	return out + "\n chapters:\n  " + chapters
+}
+
+// chapter finds a chapter row by its URL.
+func (r *rig) chapter(url string) store.ArchiveChapter {
+	r.t.Helper()
+	c, err := r.st.ArchiveChapterByURL(context.Background(), url)
+	require.NoError(r.t, err, "no archive row for %s", url)
+	return c
+}

@@ -1,0 +1,479 @@
+package archive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/lectern-reader/lectern/backend/internal/browser"
+	"github.com/lectern-reader/lectern/backend/internal/destination"
+	"github.com/lectern-reader/lectern/backend/internal/latest"
+	"github.com/lectern-reader/lectern/backend/internal/store"
+)
+
+// ChapterArgs is the archive_chapter job: archive one chapter. It is unique
+// by the chapter's URL while queued or running, so two requests, a Reader's
+// and a follow, never archive one chapter twice at once.
+type ChapterArgs struct {
+	URL       string `json:"url" river:"unique"`
+	ChapterID int64  `json:"chapter_id"`
+	Series    string `json:"series"`
+}
+
+// Kind is River's job kind.
+func (ChapterArgs) Kind() string { return "archive_chapter" }
+
+// InsertOpts are the defaults of every chapter job.
+func (ChapterArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: MaxAttempts, Priority: PriorityChapter, UniqueOpts: uniqueInFlight}
+}
+
+// SeriesArgs is the archive_series job: resolve a Reader's request against
+// the Site's chapter list and queue a chapter job per chapter it names.
+type SeriesArgs struct {
+	RequestID int64  `json:"request_id" river:"unique"`
+	Series    string `json:"series"`
+}
+
+// Kind is River's job kind.
+func (SeriesArgs) Kind() string { return "archive_series" }
+
+// InsertOpts are the defaults of every request job.
+func (SeriesArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: MaxAttempts, Priority: PriorityRequest, UniqueOpts: uniqueInFlight}
+}
+
+// uniqueInFlight keeps one job per chapter (or request) queued or running; a
+// finished one does not block a later retry.
+var uniqueInFlight = river.UniqueOpts{
+	ByArgs: true,
+	ByState: []rivertype.JobState{
+		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
+		rivertype.JobStateRetryable, rivertype.JobStateScheduled,
+	},
+}
+
+// AddWorkers registers the archive's job kinds with the workers of the one
+// River client (the Poll's), before the client is built.
+func (s *Service) AddWorkers(workers *river.Workers) error {
+	if err := river.AddWorkerSafely(workers, &chapterWorker{s: s}); err != nil {
+		return fmt.Errorf("register archive_chapter: %w", err)
+	}
+	if err := river.AddWorkerSafely(workers, &seriesWorker{s: s}); err != nil {
+		return fmt.Errorf("register archive_series: %w", err)
+	}
+	return nil
+}
+
+type chapterWorker struct {
+	river.WorkerDefaults[ChapterArgs]
+	s *Service
+}
+
+func (w *chapterWorker) Work(ctx context.Context, job *river.Job[ChapterArgs]) error {
+	return w.s.archiveChapter(ctx, job.Args, job.Attempt, job.MaxAttempts)
+}
+
+func (w *chapterWorker) Timeout(*river.Job[ChapterArgs]) time.Duration { return w.s.jobTimeout() }
+
+type seriesWorker struct {
+	river.WorkerDefaults[SeriesArgs]
+	s *Service
+}
+
+func (w *seriesWorker) Work(ctx context.Context, job *river.Job[SeriesArgs]) error {
+	return w.s.resolveRequest(ctx, job.Args, job.Attempt, job.MaxAttempts)
+}
+
+func (w *seriesWorker) Timeout(*river.Job[SeriesArgs]) time.Duration { return w.s.jobTimeout() }
+
+func (s *Service) jobTimeout() time.Duration {
+	if s.JobTimeout > 0 {
+		return s.JobTimeout
+	}
+	return DefaultJobTimeout
+}
+
+// pageFetcher is the Poll's fetcher as a Site's ChapterList override uses it.
+type pageFetcher struct {
+	f    latest.Fetcher
+	site *latest.Site
+}
+
+func (p pageFetcher) FetchPage(ctx context.Context, rawURL string) ([]byte, error) {
+	page, err := p.f.FetchSeries(ctx, p.site, rawURL, latest.Conditional{})
+	if err != nil {
+		return nil, err
+	}
+	return page.Body, nil
+}
+
+// verdict is what an error means for a job.
+type verdict int
+
+const (
+	// retryLater: worth another attempt (network, 5xx, a page that did not
+	// look like itself once).
+	retryLater verdict = iota
+	// backOff: the Site refuses this deployment; it backs off and the job
+	// snoozes without burning an attempt.
+	backOff
+	// giveUp: a named problem that retrying will not change.
+	giveUp
+)
+
+// judge names an error: what to do, the problem code to record, and the
+// Retry-After a refusal asked for.
+func judge(err error) (verdict, string, time.Duration) {
+	var se *latest.StatusError
+	switch {
+	case latest.IsBackoffProblem(err), errors.Is(err, browser.ErrChallenge):
+		code := latest.ProblemCode(err)
+		if code == "" {
+			code = latest.ProblemChallenge
+		}
+		return backOff, code, 0
+	case errors.As(err, &se):
+		code := "http_" + strconv.Itoa(se.Status)
+		switch {
+		case se.Refused():
+			return backOff, code, se.RetryAfter
+		case se.Status >= 500:
+			return retryLater, code, 0
+		}
+		return giveUp, code, 0
+	case errors.Is(err, latest.ErrNoBrowser), errors.Is(err, browser.ErrNoBrowser):
+		return giveUp, ProblemUnavailable, 0
+	case errors.Is(err, latest.ErrForeignHost), errors.Is(err, browser.ErrHostPin):
+		return giveUp, ProblemRefused, 0
+	case errors.Is(err, latest.ErrTooLarge), errors.Is(err, browser.ErrTooLarge):
+		return giveUp, ProblemTooLarge, 0
+	}
+	if code := latest.ProblemCode(err); code != "" {
+		var p *latest.Problem
+		errors.As(err, &p)
+		switch {
+		case code == latest.ProblemLocked, code == latest.ProblemScrambled, code == latest.ProblemNoChapters:
+			return giveUp, code, 0
+		case p.NotPage():
+			return retryLater, code, 0
+		}
+		return giveUp, code, 0
+	}
+	if status := imageStatus(err); status != 0 {
+		code := "http_" + strconv.Itoa(status)
+		switch {
+		case status == http.StatusUnauthorized, status == http.StatusForbidden, status == http.StatusTooManyRequests:
+			return backOff, code, 0
+		case status >= 500:
+			return retryLater, code, 0
+		}
+		return giveUp, code, 0
+	}
+	switch destination.Class(err) {
+	case "":
+	case destination.ClassTimeout:
+		return retryLater, ProblemFetchFailed, 0
+	case destination.ClassNotImage:
+		if strings.Contains(err.Error(), "image/jxl") {
+			return giveUp, ProblemJPEGXL, 0
+		}
+		return giveUp, ProblemNotImage, 0
+	case destination.ClassTooLarge:
+		return giveUp, ProblemTooLarge, 0
+	default:
+		return giveUp, ProblemRefused, 0
+	}
+	return retryLater, ProblemFetchFailed, 0
+}
+
+// imageStatus is the HTTP status of a page image fetch that did not answer
+// 200, 0 for any other error. The gate reports it as "...: ErrStatus: 403".
+func imageStatus(err error) int {
+	if !errors.Is(err, destination.ErrStatus) {
+		return 0
+	}
+	msg := err.Error()
+	n, perr := strconv.Atoi(strings.TrimSpace(msg[strings.LastIndexByte(msg, ':')+1:]))
+	if perr != nil || n < 100 || n > 999 {
+		return 0
+	}
+	return n
+}
+
+// snoozeUntil is the snooze to the end of a back-off with up to 10% (at
+// most a minute) of jitter, so a Site's jobs do not all wake at once.
+func snoozeUntil(until, now time.Time) time.Duration {
+	d := max(until.Sub(now), time.Second)
+	return d + time.Duration(rand.Float64()*float64(min(d/10, time.Minute)))
+}
+
+// pausedFor is how long the Site's back-off still runs, 0 when none.
+func (s *Service) pausedFor(ctx context.Context, site *latest.Site) (time.Duration, error) {
+	st, err := s.Store.SiteStateOf(ctx, site.Name)
+	if err != nil {
+		return 0, err
+	}
+	now := s.now()
+	if until, paused := st.Paused(now); paused {
+		return snoozeUntil(until, now), nil
+	}
+	return 0, nil
+}
+
+// refused backs the Site off, exactly as the Poll does, and returns the
+// snooze that waits it out.
+func (s *Service) refused(ctx context.Context, site *latest.Site, code string, retryAfter time.Duration, err error) error {
+	until, berr := s.Store.BackOffSite(ctx, site.Name, code+": "+err.Error(), func(n int) time.Duration {
+		return latest.BackoffPause(n, retryAfter)
+	})
+	if berr != nil {
+		return berr
+	}
+	return river.JobSnooze(snoozeUntil(until, s.now()))
+}
+
+// stopping reports a context ended by a shutdown or the Owner's cancel (not
+// by the job's own deadline), and what to return for it: a snooze of zero
+// so a shutdown burns no attempt; River turns either into cancelled when the
+// Owner cancelled the job.
+func stopping(ctx context.Context) (error, bool) {
+	if ctx.Err() == nil || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return nil, false
+	}
+	return river.JobSnooze(0), true
+}
+
+// archiveChapter is one attempt at a chapter.
+func (s *Service) archiveChapter(ctx context.Context, a ChapterArgs, attempt, maxAttempts int) error {
+	ch, err := s.Store.ArchiveChapterByID(ctx, a.ChapterID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("archive chapter %d: %w", a.ChapterID, err)
+	}
+	if ch.State != store.ArchiveQueued {
+		// Cancelled by the Owner, or finished by an earlier attempt.
+		return nil
+	}
+	site, err := siteOf(ch.SeriesKey)
+	if err != nil {
+		_ = s.Store.FailArchiveChapter(ctx, ch.ID, ProblemUnavailable, err.Error())
+		return river.JobCancel(err)
+	}
+	log := s.log().With("series", ch.SeriesKey, "site", site.Name, "chapter", ch.URL)
+	if d, err := s.pausedFor(ctx, site); err != nil {
+		return err
+	} else if d > 0 {
+		log.InfoContext(ctx, "Site is backing off: archive snoozed", "for", d)
+		return river.JobSnooze(d)
+	}
+	release, ok := s.claim(site.Name)
+	if !ok {
+		return river.JobSnooze(s.busySnooze())
+	}
+	defer release(ctx)
+
+	fail := func(err error) error { return s.chapterFailed(ctx, log, site, ch, attempt, maxAttempts, err) }
+	start := s.now()
+	page, err := s.Fetch.FetchSeries(ctx, site, ch.URL, latest.Conditional{})
+	if err != nil {
+		return fail(err)
+	}
+	u, err := url.Parse(page.URL)
+	if err != nil || page.URL == "" {
+		u, _ = url.Parse(ch.URL)
+	}
+	content, err := site.Content(page.Body, u)
+	if err != nil {
+		_ = s.Store.AddArchiveFetched(ctx, ch.ID, len(page.Body))
+		return fail(err)
+	}
+
+	if site.Kind == latest.Novel {
+		text := strings.TrimSpace(content.Text)
+		if text == "" {
+			return fail(&latest.Problem{Code: ProblemNoPages, Detail: "the chapter page holds no text"})
+		}
+		if err := s.Store.AddArchiveFetched(ctx, ch.ID, len(page.Body)); err != nil {
+			return err
+		}
+		return s.publish(ctx, log, ch, nil, &text, start)
+	}
+	if err := s.Store.AddArchiveFetched(ctx, ch.ID, len(page.Body)); err != nil {
+		return err
+	}
+	if len(content.Pages) == 0 {
+		return fail(&latest.Problem{Code: ProblemNoPages, Detail: "the chapter page lists no page image"})
+	}
+	staged, err := s.Store.StagedArchivePages(ctx, ch.ID)
+	if err != nil {
+		return err
+	}
+	pages := make([]store.ArchivePage, len(content.Pages))
+	reused := 0
+	for i, pu := range content.Pages {
+		if st, ok := staged[i]; ok && st.SourceURL == pu && s.stored(st) {
+			pages[i] = st
+			reused++
+			continue
+		}
+		p, n, err := s.storePage(ctx, site, ch.URL, i, pu)
+		if err != nil {
+			if n > 0 {
+				_ = s.Store.AddArchiveFetched(ctx, ch.ID, n)
+			}
+			return fail(fmt.Errorf("page %d of %d (%s): %w", i+1, len(content.Pages), pu, err))
+		}
+		if err := s.Store.StageArchivePage(ctx, ch.ID, p, n); err != nil {
+			return err
+		}
+		pages[i] = p
+	}
+	if reused > 0 {
+		log.InfoContext(ctx, "archive resumed from its checkpoint", "reused_pages", reused, "pages", len(pages))
+	}
+	return s.publish(ctx, log, ch, pages, nil, start)
+}
+
+// claim takes one of the replica's places for a chapter of site, or
+// reports that they are all taken. release gives it back and wakes a
+// chapter of the Site that snoozed waiting for it.
+func (s *Service) claim(site string) (release func(context.Context), ok bool) {
+	maxRunning, maxPerSite := s.MaxRunning, s.MaxPerSite
+	if maxRunning <= 0 {
+		maxRunning = DefaultMaxRunning
+	}
+	if maxPerSite <= 0 {
+		maxPerSite = DefaultMaxPerSite
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running == nil {
+		s.running = map[string]int{}
+	}
+	if s.total >= maxRunning || s.running[site] >= maxPerSite {
+		return nil, false
+	}
+	s.total++
+	s.running[site]++
+	return func(ctx context.Context) {
+		s.mu.Lock()
+		s.total--
+		s.running[site]--
+		s.mu.Unlock()
+		s.wakeOne(context.WithoutCancel(ctx), site)
+	}, true
+}
+
+// wakeOne makes the longest-waiting snoozed job of a Site available, so the
+// place just freed does not sit idle until its snooze ends. A job that
+// snoozed through a back-off checks the back-off again and sleeps on.
+func (s *Service) wakeOne(ctx context.Context, site string) {
+	if s.River == nil {
+		return
+	}
+	ids, err := s.Store.WaitingArchiveJobs(ctx, site, false, 1)
+	if err != nil || len(ids) == 0 {
+		return
+	}
+	if _, err := s.River.JobRetry(ctx, ids[0]); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
+		s.log().WarnContext(ctx, "wake a waiting archive job", "site", site, "job", ids[0], "err", err)
+	}
+}
+
+func (s *Service) busySnooze() time.Duration {
+	d := s.BusySnooze
+	if d <= 0 {
+		d = DefaultBusySnooze
+	}
+	return d + time.Duration(rand.Float64()*float64(d/2))
+}
+
+// stored reports whether a checkpointed page's file is still on the volume
+// with its size, so a retry may use it instead of fetching it again.
+func (s *Service) stored(p store.ArchivePage) bool {
+	f, err := s.Pages.Open(p.Address)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	return err == nil && fi.Size() == int64(p.Size)
+}
+
+// storePage fetches one page image through the pacing gate (paced by the
+// image's own host, at the Site's interval) and the destination gate, with
+// the chapter as Referer, and stores it. n is the bytes fetched.
+func (s *Service) storePage(ctx context.Context, site *latest.Site, chapterURL string, i int, pageURL string) (store.ArchivePage, int, error) {
+	u, err := url.Parse(pageURL)
+	if err != nil || u.Hostname() == "" {
+		return store.ArchivePage{}, 0, &destination.RefusedError{Class: destination.ClassMalformed, Target: pageURL, Err: err}
+	}
+	if err := s.Pacer.Wait(ctx, u.Hostname(), s.pace(site)); err != nil {
+		return store.ArchivePage{}, 0, err
+	}
+	img, err := s.Images.FetchImage(ctx, pageURL, chapterURL)
+	if err != nil {
+		return store.ArchivePage{}, 0, err
+	}
+	address, err := s.Pages.Put(ctx, img.Bytes, img.ContentType)
+	if err != nil {
+		return store.ArchivePage{}, len(img.Bytes), fmt.Errorf("store page: %w", err)
+	}
+	w, h := Dimensions(img.Bytes, img.ContentType)
+	return store.ArchivePage{
+		Index: i, Address: address, ContentType: img.ContentType, Size: len(img.Bytes),
+		CRC32: crc32.ChecksumIEEE(img.Bytes), Width: w, Height: h, SourceURL: pageURL,
+	}, len(img.Bytes), nil
+}
+
+func (s *Service) publish(ctx context.Context, log *slog.Logger, ch store.ArchiveChapter, pages []store.ArchivePage, text *string, start time.Time) error {
+	err := s.Store.PublishArchiveChapter(ctx, ch.ID, pages, text)
+	if errors.Is(err, store.ErrArchiveNotQueued) {
+		log.InfoContext(ctx, "chapter no longer queued: not published")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	log.InfoContext(ctx, "chapter archived", "pages", len(pages), "ms", s.now().Sub(start).Milliseconds())
+	return nil
+}
+
+// chapterFailed decides what an error means for a chapter: a snooze while
+// its Site backs off, a named problem that ends it, or a retry (the last
+// attempt ends it with the problem).
+func (s *Service) chapterFailed(ctx context.Context, log *slog.Logger, site *latest.Site, ch store.ArchiveChapter, attempt, maxAttempts int, err error) error {
+	if ret, ok := stopping(ctx); ok {
+		return ret
+	}
+	v, code, retryAfter := judge(err)
+	switch {
+	case v == backOff:
+		log.WarnContext(ctx, "Site refused an archive fetch: backing off", "problem", code, "err", err)
+		_ = s.Store.NoteArchiveError(ctx, ch.ID, "waiting: the Site refused ("+code+") and is backing off")
+		return s.refused(ctx, site, code, retryAfter, err)
+	case v == giveUp, attempt >= maxAttempts:
+		log.WarnContext(ctx, "chapter not archived", "problem", code, "err", err, "attempt", attempt)
+		if ferr := s.Store.FailArchiveChapter(ctx, ch.ID, code, err.Error()); ferr != nil && !errors.Is(ferr, store.ErrArchiveNotQueued) {
+			return ferr
+		}
+		return river.JobCancel(fmt.Errorf("%s: %w", code, err))
+	}
+	log.InfoContext(ctx, "archive attempt failed: will retry", "problem", code, "err", err, "attempt", attempt)
+	_ = s.Store.NoteArchiveError(ctx, ch.ID, fmt.Sprintf("attempt %d of %d failed: %v", attempt, maxAttempts, err))
+	return fmt.Errorf("archive %s: %w", ch.URL, err)
+}

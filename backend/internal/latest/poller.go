@@ -1,0 +1,332 @@
+package latest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/url"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/lectern-reader/lectern/backend/internal/browser"
+	"github.com/lectern-reader/lectern/backend/internal/store"
+)
+
+// Back-off of a Site that refuses us: the pause starts at BackoffMin and
+// doubles with each consecutive refusal up to BackoffMax. A Retry-After
+// longer than that is honoured up to RetryAfterMax.
+const (
+	BackoffMin    = time.Minute
+	BackoffMax    = 6 * time.Hour
+	RetryAfterMax = 24 * time.Hour
+)
+
+// BackoffPause is the pause after the refusals-th consecutive refusal.
+func BackoffPause(refusals int, retryAfter time.Duration) time.Duration {
+	d := BackoffMin
+	for i := 1; i < refusals && d < BackoffMax; i++ {
+		d *= 2
+	}
+	d = min(d, BackoffMax)
+	return max(d, min(retryAfter, RetryAfterMax))
+}
+
+// ProblemNoBrowser names a poll skipped because its Site is read only in a
+// browser and none is configured.
+const ProblemNoBrowser = "no_browser"
+
+// CoverRequest hands a Cover address found on a series page to the Cover job.
+type CoverRequest struct {
+	Key, Site string
+	// Address is the Cover's URL as the page gave it.
+	Address string
+	// SeriesURL is the page it came from: the Referer, and the page a
+	// browser-only Cover is fetched from inside.
+	SeriesURL string
+	// Refetch replaces an existing Cover (an Owner's request).
+	Refetch bool
+}
+
+// CoverQueue queues the Cover job; cover.Queue implements it.
+type CoverQueue interface {
+	QueueCover(ctx context.Context, req CoverRequest) error
+}
+
+// Poller polls one Series: fetch its page, ask the registry, store what
+// changed, hand a missing Cover to the Cover job. PollWorker runs it on
+// River.
+type Poller struct {
+	Store *store.Store
+	Fetch Fetcher
+	// Covers is nil when Covers are not acquired.
+	Covers CoverQueue
+	// Interval is POLL_INTERVAL, for the forecast of the next poll.
+	Interval time.Duration
+	Logger   *slog.Logger
+}
+
+func (p *Poller) log() *slog.Logger {
+	if p.Logger != nil {
+		return p.Logger
+	}
+	return slog.Default()
+}
+
+// Poll polls the Series named key. scheduledAt is when the poll was planned
+// (the River job's scheduled time), from which the next poll is forecast.
+//
+// It returns nil when the poll is done, whatever the Site said (the outcome
+// is on the Series); a river.JobSnooze error while the Site backs off, so
+// the job waits without burning an attempt; and any other error for a
+// failure worth retrying soon (the network, a 5xx, a lost browser).
+func (p *Poller) Poll(ctx context.Context, key string, scheduledAt time.Time) error {
+	log := p.log().With("series", key)
+	ser, err := p.Store.SeriesByKey(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		site, _, _ := SplitKey(key)
+		log.WarnContext(ctx, "poll of a Series that does not exist", "site", site)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("poll %s: %w", key, err)
+	}
+	log = log.With("site", ser.Site)
+	site, ok := Lookup(ser.Site)
+	if !ok {
+		log.ErrorContext(ctx, "poll of a Series on an unknown Site")
+		_, err := p.Store.RecordPoll(ctx, key, store.PollResult{Status: store.PollFailed, Failed: true,
+			Problem: "unknown_site: " + ser.Site + " is not in the Site registry"})
+		return err
+	}
+	state, err := p.Store.SiteStateOf(ctx, site.Name)
+	if err != nil {
+		return fmt.Errorf("poll %s: %w", key, err)
+	}
+	if until, paused := state.Paused(time.Now()); paused {
+		log.InfoContext(ctx, "Site is backing off: poll snoozed", "until", until)
+		return river.JobSnooze(snoozeUntil(until))
+	}
+
+	refetch := ser.CoverRefetchAt != nil
+	var cond Conditional
+	// A Series without a Cover needs the body to retry its Cover, and a
+	// refetch needs a fresh one: only otherwise may the Site answer 304.
+	if ser.CoverAddress != "" && !refetch && ser.LatestLabel != "" {
+		cond = Conditional{ETag: ser.PollETag, LastModified: ser.PollLastModified}
+	}
+	start := time.Now()
+	page, err := p.Fetch.FetchSeries(ctx, site, ser.SeriesURL, cond)
+	took := time.Since(start)
+	next := p.forecast(scheduledAt)
+	if err != nil {
+		return p.failed(ctx, log, site, key, err, took, next)
+	}
+	if page.NotModified {
+		if _, err := p.Store.RecordPoll(ctx, key, store.PollResult{Status: store.PollNotModified, Success: true,
+			Duration: took, NextPollAt: &next}); err != nil {
+			return err
+		}
+		log.DebugContext(ctx, "poll: not modified", "ms", took.Milliseconds())
+		return p.Store.SiteAnswered(ctx, site.Name)
+	}
+	return p.answered(ctx, log, site, ser, page, took, next, refetch)
+}
+
+// forecast is the next poll after one planned at scheduledAt: an interval
+// later, so polls keep their place in the cycle instead of drifting by the
+// queue's latency; but at least half an interval from now, after a poll
+// that ran late.
+func (p *Poller) forecast(scheduledAt time.Time) time.Time {
+	interval := p.Interval
+	if interval <= 0 {
+		interval = time.Hour
+	}
+	now := time.Now()
+	next := scheduledAt.Add(interval)
+	if scheduledAt.IsZero() || next.Before(now.Add(interval/2)) {
+		next = now.Add(interval)
+	}
+	return next
+}
+
+// snoozeUntil is the snooze to the end of a back-off, with up to 10% (at
+// most a minute) of jitter so a Site's snoozed polls do not all wake at once.
+func snoozeUntil(until time.Time) time.Duration {
+	d := max(time.Until(until), time.Second)
+	return d + time.Duration(rand.Float64()*float64(min(d/10, time.Minute)))
+}
+
+func (p *Poller) failed(ctx context.Context, log *slog.Logger, site *Site, key string, err error, took time.Duration, next time.Time) error {
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		// Shutting down: the job runs again at the next start, unharmed.
+		return river.JobSnooze(0)
+	}
+	var se *StatusError
+	switch {
+	case errors.Is(err, ErrNoBrowser), errors.Is(err, browser.ErrNoBrowser):
+		problem := ProblemNoBrowser + ": " + site.Name + " is read only in a browser and no browser is configured (BROWSER_URL or BROWSER_PATH)"
+		log.InfoContext(ctx, "poll skipped: no browser configured")
+		if _, err := p.Store.RecordPoll(ctx, key, store.PollResult{Status: store.PollSkipped, Problem: problem, NextPollAt: &next}); err != nil {
+			return err
+		}
+		return p.Store.SiteProblem(ctx, site.Name, problem)
+	case errors.As(err, &se) && se.Refused():
+		problem := fmt.Sprintf("http_%d: %s", se.Status, err)
+		if named := diagnose(se.Body, "", ""); named.Code == ProblemChallenge || named.Code == ProblemAccessDenied {
+			problem = fmt.Sprintf("%s: %d %s", named.Code, se.Status, named.Detail)
+		}
+		return p.backOff(ctx, log, site, key, problem, se.RetryAfter, len(se.Body), took)
+	case errors.Is(err, browser.ErrChallenge):
+		return p.backOff(ctx, log, site, key, ProblemChallenge+": "+err.Error(), 0, 0, took)
+	}
+
+	res := store.PollResult{Status: store.PollFailed, Failed: true, Problem: "fetch: " + err.Error(), Duration: took}
+	retry := true
+	switch {
+	case errors.As(err, &se):
+		res.Problem = fmt.Sprintf("http_%d: %s", se.Status, err)
+		n := len(se.Body)
+		res.BodyLen = &n
+		// A 4xx other than a refusal (404, 410) will not change by retrying
+		// now; a 5xx may.
+		retry = se.Status >= 500
+	case errors.Is(err, ErrForeignHost), errors.Is(err, browser.ErrHostPin), errors.Is(err, ErrTooLarge):
+		retry = false
+	}
+	if !retry {
+		res.NextPollAt = &next
+	}
+	if _, rerr := p.Store.RecordPoll(ctx, key, res); rerr != nil {
+		log.ErrorContext(ctx, "record failed poll", "err", rerr)
+	}
+	log.WarnContext(ctx, "poll failed", "problem", res.Problem, "retry", retry, "ms", took.Milliseconds())
+	if retry {
+		return fmt.Errorf("poll %s: %w", key, err)
+	}
+	return nil
+}
+
+// backOff pauses the Site and snoozes the poll to the pause's end.
+func (p *Poller) backOff(ctx context.Context, log *slog.Logger, site *Site, key, problem string, retryAfter time.Duration, bodyLen int, took time.Duration) error {
+	until, err := p.Store.BackOffSite(ctx, site.Name, problem, func(n int) time.Duration { return BackoffPause(n, retryAfter) })
+	if err != nil {
+		return err
+	}
+	res := store.PollResult{Status: store.PollBackedOff, Failed: true, Problem: problem, Duration: took}
+	if bodyLen > 0 {
+		res.BodyLen = &bodyLen
+	}
+	if _, err := p.Store.RecordPoll(ctx, key, res); err != nil {
+		return err
+	}
+	log.WarnContext(ctx, "Site refused: backing off", "problem", problem, "until", until, "body_len", bodyLen)
+	return river.JobSnooze(snoozeUntil(until))
+}
+
+// answered asks the registry about a body and stores what it says.
+func (p *Poller) answered(ctx context.Context, log *slog.Logger, site *Site, ser store.Series, page Page, took time.Duration, next time.Time, refetch bool) error {
+	key := ser.Key
+	pu, err := url.Parse(page.URL)
+	if err != nil || page.URL == "" {
+		pu, _ = url.Parse(ser.SeriesURL)
+	}
+	latest, lerr := site.Latest(page.Body, pu)
+	if lerr != nil && IsBackoffProblem(lerr) {
+		return p.backOff(ctx, log, site, key, problemText(lerr), 0, len(page.Body), took)
+	}
+	title, _ := site.Title(page.Body, pu)
+	coverAddr, cerr := site.Cover(page.Body, pu)
+
+	res := store.PollResult{Duration: took, NextPollAt: &next, Title: title}
+	if lerr == nil {
+		res.Status, res.Success = store.PollOK, true
+		res.Latest = &store.LatestChapter{Label: latest.Label, Number: latest.Number, URL: latest.URL, Locked: latest.Locked}
+		res.ETag, res.LastModified = page.ETag, page.LastModified
+	} else {
+		n := len(page.Body)
+		res.Status, res.Failed, res.Problem, res.BodyLen = store.PollProblem, true, problemText(lerr), &n
+	}
+	rec, err := p.Store.RecordPoll(ctx, key, res)
+	if err != nil {
+		return err
+	}
+	switch {
+	case lerr != nil:
+		log.WarnContext(ctx, "poll: no Latest Chapter", "problem", res.Problem, "body_len", len(page.Body), "via", page.Via)
+	case rec.LatestChanged:
+		log.InfoContext(ctx, "poll: new Latest Chapter", "chapter", latest.Label, "ms", took.Milliseconds(), "via", page.Via)
+	default:
+		log.DebugContext(ctx, "poll: Latest Chapter unchanged", "ms", took.Milliseconds(), "via", page.Via)
+	}
+	if lerr == nil || !isNotPage(lerr) {
+		// The Site answered with its series page: it is not refusing us.
+		if err := p.Store.SiteAnswered(ctx, site.Name); err != nil {
+			return err
+		}
+	}
+	p.handCover(ctx, log, site, ser, coverAddr, cerr, refetch)
+	return nil
+}
+
+// handCover queues the Cover job for a Series without a Cover (or one the
+// Owner asked to refetch). Nothing here fails the poll: a Cover is cosmetic.
+func (p *Poller) handCover(ctx context.Context, log *slog.Logger, site *Site, ser store.Series, address string, cerr error, refetch bool) {
+	if refetch {
+		// The request is consumed by this poll whatever the page holds: a
+		// failed refetch keeps the old Cover and is not retried on its own.
+		if _, err := p.Store.TakeCoverRefetch(ctx, ser.Key); err != nil {
+			log.WarnContext(ctx, "clear cover refetch request", "err", err)
+		}
+	}
+	if p.Covers == nil || (ser.CoverAddress != "" && !refetch) {
+		return
+	}
+	if cerr != nil || address == "" {
+		if cerr != nil {
+			log.DebugContext(ctx, "no Cover address on the page", "problem", problemText(cerr))
+		}
+		return
+	}
+	err := p.Covers.QueueCover(ctx, CoverRequest{Key: ser.Key, Site: site.Name, Address: address, SeriesURL: ser.SeriesURL, Refetch: refetch})
+	if err != nil {
+		log.WarnContext(ctx, "Cover job not queued", "address", address, "err", err)
+	}
+}
+
+func problemText(err error) string {
+	var p *Problem
+	if errors.As(err, &p) {
+		return p.Error()
+	}
+	return "error: " + err.Error()
+}
+
+func isNotPage(err error) bool {
+	var p *Problem
+	return errors.As(err, &p) && p.NotPage()
+}
+
+// PollWorker runs poll_series jobs.
+type PollWorker struct {
+	river.WorkerDefaults[PollArgs]
+	Poller *Poller
+	// JobTimeout bounds one poll, pacing waits and a browser read included;
+	// 0 means 3 minutes.
+	JobTimeout time.Duration
+}
+
+// Work implements river.Worker.
+func (w *PollWorker) Work(ctx context.Context, job *river.Job[PollArgs]) error {
+	return w.Poller.Poll(ctx, job.Args.Key, job.ScheduledAt)
+}
+
+// Timeout implements river.Worker.
+func (w *PollWorker) Timeout(*river.Job[PollArgs]) time.Duration {
+	if w.JobTimeout > 0 {
+		return w.JobTimeout
+	}
+	return 3 * time.Minute
+}

@@ -1,0 +1,79 @@
+package metrics_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-reader/lectern/backend/internal/metrics"
+)
+
+func decode(t *testing.T, buf *bytes.Buffer) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &m), l)
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestContextAttrsReachEveryLineOnce(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	log := slog.New(metrics.LogHandler(slog.NewJSONHandler(&buf, nil)))
+	ctx := metrics.WithLogAttrs(context.Background(), slog.String("request_id", "r1"))
+	ctx = metrics.WithLogAttrs(ctx, slog.String("series", "asura:x"), slog.String("site", "asura"))
+	ctx = metrics.WithLogAttrs(ctx, slog.String("series", "asura:y")) // replaces, never repeats
+
+	log.InfoContext(ctx, "plain")
+	log.InfoContext(ctx, "own key wins", "series", "demonic:z")
+	log.With("site", "demonic").InfoContext(ctx, "logger key wins")
+	log.WithGroup("g").InfoContext(ctx, "grouped", "a", 1)
+	log.Info("no context")
+
+	lines := decode(t, &buf)
+	require.Len(t, lines, 5)
+	require.Equal(t, "r1", lines[0]["request_id"])
+	require.Equal(t, "asura:y", lines[0]["series"])
+	require.Equal(t, "asura", lines[0]["site"])
+	require.Equal(t, "demonic:z", lines[1]["series"])
+	require.Equal(t, "r1", lines[1]["request_id"])
+	require.Equal(t, "demonic", lines[2]["site"])
+	require.Equal(t, 1, strings.Count(strings.Split(buf.String(), "\n")[2], `"site"`), "one site key on the line")
+	require.NotContains(t, lines[4], "request_id")
+	// Wrapping twice changes nothing.
+	h := metrics.LogHandler(slog.NewJSONHandler(&buf, nil))
+	require.Same(t, h, metrics.LogHandler(h))
+}
+
+func TestSecretsNeverReachTheLog(t *testing.T) {
+	t.Parallel()
+	const token = "lec_Q2hhcHRlciAxMjMgaXMgb3V0IG5vdyBmb3IgcmVhbA"
+	const pw = "correct horse battery staple"
+	var buf bytes.Buffer
+	log := slog.New(metrics.LogHandler(slog.NewTextHandler(&buf, nil)))
+	log.Info("login", "password", pw, "name", "olive")
+	log.Info("header", "Authorization", "Bearer "+token)
+	log.Info("oops "+token, "err", errors.New("lookup "+token+" failed"), "detail", "sent bearer abcdefghijklmnop")
+	log.With("api_token", token).Info("with attrs")
+	log.Info("group", slog.Group("req", slog.String("cookie", "lectern_session=abc"), slog.String("url", "https://x/?t="+token)))
+	log.Info("harmless", "token_id", 42, "token_name", "laptop")
+
+	out := buf.String()
+	require.NotContains(t, out, token)
+	require.NotContains(t, out, pw)
+	require.NotContains(t, out, "abcdefghijklmnop")
+	require.NotContains(t, out, "lectern_session=abc")
+	require.Contains(t, out, "name=olive")
+	require.Contains(t, out, "token_id=42", "an id is not a secret")
+	require.Contains(t, out, "token_name=laptop")
+	require.Equal(t, 8, strings.Count(out, "[redacted]"), out)
+}

@@ -1,0 +1,388 @@
+package portability
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/lectern-reader/lectern/backend/internal/latest"
+	"github.com/lectern-reader/lectern/backend/internal/library"
+	"github.com/lectern-reader/lectern/backend/internal/store"
+)
+
+// Limits on imported text, the same as a PUT's.
+const (
+	maxLabel = 300
+	maxURL   = 2048
+)
+
+// Options steer one import.
+type Options struct {
+	// DryRun runs the whole import in its transaction and rolls it back:
+	// the report says exactly what would happen.
+	DryRun bool
+	// SkipInvalid imports the good lines when some are bad. Without it, a
+	// single bad line means nothing is imported.
+	SkipInvalid bool
+}
+
+// Action is what an import does with one Series.
+type Action string
+
+// The actions.
+const (
+	ActionCreate Action = "create" // a new Bookmark
+	ActionUpdate Action = "update" // the file's Progress is further than the Bookmark's
+	ActionKeep   Action = "keep"   // the Bookmark's Progress is as far or further
+)
+
+// Item is one Series an import touches, after duplicates are merged.
+type Item struct {
+	Line          int      `json:"line"`
+	Key           string   `json:"key"`
+	Site          string   `json:"site"`
+	SeriesURL     string   `json:"series_url"`
+	Title         string   `json:"title"`
+	Chapter       string   `json:"chapter"`
+	ChapterNumber *float64 `json:"chapter_number"`
+	Action        Action   `json:"action"`
+	NewSeries     bool     `json:"new_series"`
+	// MergedLines are the other lines naming the same Series, folded in.
+	MergedLines []int `json:"merged_lines,omitempty"`
+}
+
+// Report is what an import did, or would do.
+type Report struct {
+	Format  Format `json:"format"`
+	DryRun  bool   `json:"dry_run"`
+	Applied bool   `json:"applied"` // true when the Bookmarks were written
+	// Refused is true when bad lines stopped the import: nothing was
+	// written, and the counts say what the good lines would have done.
+	Refused bool `json:"refused"`
+	Entries int  `json:"entries"` // lines that named something
+
+	Created       int `json:"created"`
+	Updated       int `json:"updated"`
+	Kept          int `json:"kept"`
+	Merged        int `json:"merged"` // duplicate lines folded into another
+	SeriesCreated int `json:"series_created"`
+	Skipped       int `json:"skipped"` // bad lines left out under SkipInvalid
+
+	Errors []LineError `json:"errors"`
+	Items  []Item      `json:"items"`
+	// Millis is how long the transaction took.
+	Millis int64 `json:"millis"`
+}
+
+// Importer imports Bookmarks through the Library's Store and Acquirer.
+type Importer struct {
+	Library *library.Library
+	Logger  *slog.Logger
+	// Now is the clock that bounds times in a file; nil means time.Now.
+	Now func() time.Time
+}
+
+// BatchAcquirer is an Acquirer that queues many Acquisitions in one
+// statement; an import uses it when the Library's Acquirer has it (one
+// River insert per Series is most of a large import's time).
+type BatchAcquirer interface {
+	AcquireMany(ctx context.Context, tx *store.Store, keys []string) error
+}
+
+// errRollback ends a dry run's transaction.
+var errRollback = errors.New("dry run: rolled back")
+
+// Import reads body as format f and records its Bookmarks for readerID. A
+// file that cannot be read as f at all is an error (ErrUnreadable,
+// ErrTooMany); bad lines are in the report, and unless opts.SkipInvalid
+// they stop the import before anything is written.
+func (im *Importer) Import(ctx context.Context, readerID int64, f Format, body []byte, opts Options) (Report, error) {
+	rep := Report{Format: f, DryRun: opts.DryRun, Errors: []LineError{}, Items: []Item{}}
+	entries, bad, err := parse(f, body)
+	if err != nil {
+		return rep, err
+	}
+	rep.Entries = len(entries) + len(bad)
+	rep.Errors = append(rep.Errors, bad...)
+
+	items, rows, lineErrs := im.check(entries)
+	rep.Errors = append(rep.Errors, lineErrs...)
+	sort.Slice(rep.Errors, func(i, j int) bool { return rep.Errors[i].Line < rep.Errors[j].Line })
+	for _, it := range items {
+		rep.Merged += len(it.MergedLines)
+	}
+	// Bad lines without SkipInvalid refuse the import, but the good lines
+	// still run through the transaction, rolled back, so the report shows
+	// what they would do.
+	rep.Refused = len(rep.Errors) > 0 && !opts.SkipInvalid
+	if len(rep.Errors) > 0 && opts.SkipInvalid {
+		rep.Skipped = len(rep.Errors)
+	}
+	rollback := opts.DryRun || rep.Refused
+
+	start := time.Now()
+	err = im.Library.Store.InTx(ctx, func(tx *store.Store) error {
+		if err := im.apply(ctx, tx, readerID, items, rows, &rep); err != nil {
+			return err
+		}
+		if rollback {
+			return errRollback
+		}
+		return nil
+	})
+	rep.Millis = time.Since(start).Milliseconds()
+	if err != nil && !errors.Is(err, errRollback) {
+		return rep, fmt.Errorf("import: %w", err)
+	}
+	rep.Applied = !rollback
+	if rep.Applied {
+		im.log().InfoContext(ctx, "bookmarks imported", "reader", readerID, "format", string(f),
+			"created", rep.Created, "updated", rep.Updated, "kept", rep.Kept, "series_created", rep.SeriesCreated,
+			"skipped", rep.Skipped, "ms", rep.Millis)
+	}
+	return rep, nil
+}
+
+// apply writes the checked rows, merging with the Reader's Bookmarks, and
+// queues the Acquisition of each new Series inside the transaction.
+func (im *Importer) apply(ctx context.Context, tx *store.Store, readerID int64, items []Item, rows []store.ImportRow, rep *Report) error {
+	keys := make([]string, len(rows))
+	for i, r := range rows {
+		keys[i] = r.Series.Key
+	}
+	have, err := tx.LockReaderBookmarks(ctx, readerID, keys)
+	if err != nil {
+		return err
+	}
+	write := make([]store.ImportRow, 0, len(rows))
+	for i, r := range rows {
+		old, exists := have[r.Series.Key]
+		switch {
+		case !exists:
+			items[i].Action = ActionCreate
+			rep.Created++
+		case r.Progress != nil && further(r.Progress, progressOf(old)):
+			items[i].Action = ActionUpdate
+			rep.Updated++
+		default:
+			items[i].Action = ActionKeep
+			rep.Kept++
+			continue
+		}
+		write = append(write, r)
+	}
+	created, err := tx.ImportBookmarks(ctx, readerID, write)
+	if err != nil {
+		return err
+	}
+	isNew := make(map[string]bool, len(created))
+	for _, k := range created {
+		isNew[k] = true
+	}
+	// The same Acquisition a PUT queues, in the same transaction: a Series
+	// never exists without its first poll on the way.
+	if many, ok := im.Library.Acquire.(BatchAcquirer); ok && len(created) > 0 {
+		if err := many.AcquireMany(ctx, tx, created); err != nil {
+			return fmt.Errorf("queue acquisitions: %w", err)
+		}
+	} else {
+		for _, k := range created {
+			if err := im.Library.Acquire.Acquire(ctx, tx, k); err != nil {
+				return fmt.Errorf("queue acquisition of %s: %w", k, err)
+			}
+		}
+	}
+	rep.SeriesCreated = len(created)
+	for i := range items {
+		items[i].NewSeries = isNew[items[i].Key]
+	}
+	rep.Items = items
+	return nil
+}
+
+func progressOf(b store.Bookmark) *store.Progress {
+	if b.Chapter == "" {
+		return nil
+	}
+	return &store.Progress{Chapter: b.Chapter, ChapterNumber: b.ChapterNumber, ChapterURL: b.ChapterURL}
+}
+
+// further reports whether Progress a should replace b: numerically when
+// both have numbers (12.5 is further than 12, 10 further than 9); a number
+// is further than none; without numbers the one already there stays.
+func further(a, b *store.Progress) bool {
+	switch {
+	case a == nil:
+		return false
+	case b == nil:
+		return true
+	case a.ChapterNumber != nil && b.ChapterNumber != nil:
+		return *a.ChapterNumber > *b.ChapterNumber
+	case a.ChapterNumber != nil:
+		return true
+	}
+	return false
+}
+
+// check validates every entry against the registry and merges duplicates,
+// returning one Item and one row per Series, in file order, and the lines
+// that failed.
+func (im *Importer) check(entries []entry) ([]Item, []store.ImportRow, []LineError) {
+	var items []Item
+	var rows []store.ImportRow
+	var bad []LineError
+	at := map[string]int{}
+	for _, e := range entries {
+		row, err := im.validate(e)
+		if err != nil {
+			bad = append(bad, lineErr(e, "%v", err))
+			continue
+		}
+		if i, dup := at[row.Series.Key]; dup {
+			items[i].MergedLines = append(items[i].MergedLines, e.Line)
+			if further(row.Progress, rows[i].Progress) {
+				rows[i].Progress, rows[i].ProgressAt = row.Progress, row.ProgressAt
+				items[i].Chapter, items[i].ChapterNumber = row.Progress.Chapter, row.Progress.ChapterNumber
+			}
+			if rows[i].TitleHint == "" {
+				rows[i].TitleHint, items[i].Title = row.TitleHint, row.TitleHint
+			}
+			if row.CreatedAt != nil && (rows[i].CreatedAt == nil || row.CreatedAt.Before(*rows[i].CreatedAt)) {
+				rows[i].CreatedAt = row.CreatedAt
+			}
+			continue
+		}
+		at[row.Series.Key] = len(items)
+		it := Item{Line: e.Line, Key: row.Series.Key, Site: row.Series.Site, SeriesURL: row.Series.SeriesURL, Title: row.TitleHint}
+		if row.Progress != nil {
+			it.Chapter, it.ChapterNumber = row.Progress.Chapter, row.Progress.ChapterNumber
+		}
+		items = append(items, it)
+		rows = append(rows, row)
+	}
+	return items, rows, bad
+}
+
+// validate checks one entry as a PUT is checked: a Site the registry
+// knows, a URL it resolves, a key that matches, Progress within bounds and
+// a chapter URL on the Site's own hosts.
+func (im *Importer) validate(e entry) (store.ImportRow, error) {
+	var row store.ImportRow
+	for name, v := range map[string]string{"series URL": e.URL, "site": e.Site, "key": e.Key, "title": e.Title,
+		"chapter": e.Chapter, "chapter URL": e.ChapterURL} {
+		if !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
+			return row, fmt.Errorf("%s must be text without NUL characters", name)
+		}
+	}
+	if strings.TrimSpace(e.URL) == "" {
+		return row, errors.New("no series URL")
+	}
+	var ref latest.Ref
+	var site *latest.Site
+	var err error
+	if e.Site != "" {
+		var ok bool
+		if site, ok = latest.Lookup(e.Site); !ok {
+			return row, fmt.Errorf("unknown site %q", e.Site)
+		}
+		ref, err = site.ResolveOn(e.URL)
+	} else {
+		ref, err = latest.Resolve(e.URL)
+		if err == nil {
+			site, _ = latest.Lookup(ref.Site)
+		}
+	}
+	if err != nil {
+		return row, fmt.Errorf("%s: %w", shorten(e.URL), err)
+	}
+	if e.Key != "" && e.Key != ref.Key {
+		return row, fmt.Errorf("key %q does not match the series URL: expected %q", e.Key, ref.Key)
+	}
+	row.Series = store.NewSeries{Key: ref.Key, Site: ref.Site, Kind: string(ref.Kind), SeriesURL: ref.SeriesURL}
+
+	title := strings.TrimSpace(e.Title)
+	if utf8.RuneCountInString(title) > maxLabel {
+		return row, fmt.Errorf("title is longer than %d characters", maxLabel)
+	}
+	row.TitleHint = title
+
+	now := im.now()
+	if e.CreatedAt != nil {
+		if e.CreatedAt.After(now.Add(24 * time.Hour)) {
+			return row, errors.New("created_at is in the future")
+		}
+		row.CreatedAt = e.CreatedAt
+	}
+
+	chapter := strings.TrimSpace(e.Chapter)
+	if chapter == "" {
+		if e.ChapterURL != "" || e.ChapterNumber != nil {
+			return row, errors.New("a chapter number or URL needs a chapter label")
+		}
+		return row, nil
+	}
+	if utf8.RuneCountInString(chapter) > maxLabel {
+		return row, fmt.Errorf("chapter is longer than %d characters", maxLabel)
+	}
+	p := &store.Progress{Chapter: chapter, ChapterNumber: e.ChapterNumber}
+	if !e.NumberGiven {
+		if n, ok := latest.ParseChapterNumber(chapter); ok {
+			p.ChapterNumber = &n
+		}
+	}
+	if n := p.ChapterNumber; n != nil && (math.IsNaN(*n) || math.IsInf(*n, 0) || *n < 0 || *n >= 1e7) {
+		return row, errors.New("chapter_number must be a number from 0 to 9999999")
+	}
+	if e.ChapterURL != "" {
+		u, err := siteURL(site, e.ChapterURL)
+		if err != nil {
+			return row, fmt.Errorf("chapter URL: %w", err)
+		}
+		p.ChapterURL = u
+	}
+	if e.ProgressAt != nil {
+		if e.ProgressAt.After(now.Add(24 * time.Hour)) {
+			return row, errors.New("progress_at is in the future")
+		}
+		row.ProgressAt = e.ProgressAt
+	}
+	row.Progress = p
+	return row, nil
+}
+
+// siteURL checks a chapter URL is an http(s) URL on the Site's hosts: it
+// becomes a link in the web UI, so anything else is refused, as for a PUT.
+func siteURL(site *latest.Site, raw string) (string, error) {
+	if len(raw) > maxURL {
+		return "", fmt.Errorf("longer than %d bytes", maxURL)
+	}
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
+		return "", errors.New("not an absolute http(s) URL")
+	}
+	if !site.HasHost(strings.ToLower(u.Hostname())) {
+		return "", fmt.Errorf("host %s is not one of %s's", u.Hostname(), site.Name)
+	}
+	return u.String(), nil
+}
+
+func (im *Importer) now() time.Time {
+	if im.Now != nil {
+		return im.Now()
+	}
+	return time.Now()
+}
+
+func (im *Importer) log() *slog.Logger {
+	if im.Logger != nil {
+		return im.Logger
+	}
+	return slog.Default()
+}

@@ -1,0 +1,222 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-reader/lectern/backend/internal/cover"
+)
+
+// The Covers spec's Seam 1, through the composed router over a real
+// Postgres, real files, real River workers and loopback HTTPS fixtures of
+// the Sites and their image hosts.
+
+const (
+	orvURL    = "https://asurascans.com/comics/omniscient-readers-viewpoint-7f3k9a2b"
+	orvCover  = "https://cdn.asurascans.com/asura-images/covers/omniscient-readers-viewpoint.7f3k9a2b.webp"
+	shadowURL = "https://www.lightnovelworld.com/novel/shadow-slave"
+	shadowImg = "https://static.lightnovelworld.com/bookcover/300x400/shadow-slave.jpg"
+	tgedURL   = "https://comix.to/title/r8k2m-the-greatest-estate-developer"
+	tgedCover = "https://static.comix.to/r8k2m/poster-medium.webp"
+	smlnURL   = "https://demonicscans.org/manga/Solo-Max-Level-Newbie"
+	smlnCover = "https://readermc.org/images/thumbnails/Solo%20Max-Level%20Newbie.webp"
+)
+
+func putBody(site, seriesURL, chapter string) map[string]any {
+	return map[string]any{"site": site, "series_url": seriesURL, "chapter": chapter,
+		// Inert, permanently: a Cover is a fact only the backend writes.
+		"cover": "https://evil.example/tracker.png"}
+}
+
+// servePage serves a Site fixture at the registry's series URL.
+func servePage(b *jobsBundle, raw, site, file string) string {
+	ref := mustResolve(b.t, raw)
+	b.net.set(ref.SeriesURL, http.StatusOK, "text/html; charset=utf-8", readSiteFixture(b.t, site, file))
+	return ref.SeriesURL
+}
+
+func (b *jobsBundle) coverBytes(t *testing.T, coverURL, token string) (int, string, []byte) {
+	t.Helper()
+	path := strings.TrimPrefix(coverURL, testBase)
+	r := b.do("GET", path, token, nil)
+	return r.Code, r.Header.Get("Content-Type"), r.Body
+}
+
+func TestNewBookmarkAcquiresLatestAndCoverFromOneFetch(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, site, seriesURL, fixture, image, wantLatest, kind string
+		seed                                                    uint8
+	}{
+		{"manga", "asura", orvURL, "series.html", orvCover, "Chapter 252 - The Last Reader", "manga", 1},
+		{"novel", "lightnovelworld", shadowURL, "series.html", shadowImg, "Chapter 2301: The Long Night", "novel", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setupJobs(t)
+			tok := b.reader("ann", false)
+			page := servePage(b, tc.seriesURL, tc.site, tc.fixture)
+			img := pngBytes(t, tc.seed)
+			// The CDN names it .webp/.jpg and serves PNG: the bytes decide.
+			b.net.set(tc.image, http.StatusOK, "image/png", img)
+			key := mustResolve(t, tc.seriesURL).Key
+
+			r := b.do("PUT", "/api/bookmarks/"+key, tok, putBody(tc.site, tc.seriesURL, "Chapter 3"))
+			require.Equal(t, http.StatusCreated, r.Code, "%s", r.Body)
+			var created wireBookmark
+			r.json(t, &created)
+			require.Equal(t, "", *created.Cover, "no Cover before the bytes exist, and never the client's")
+
+			eventually(t, "the Cover lands", func() bool { return *b.bookmark(tok, key).Cover != "" })
+			eventually(t, "the jobs settle", func() bool { return b.jobsDone("poll_series") && b.jobsDone("fetch_cover") })
+			got := b.bookmark(tok, key)
+			require.Equal(t, tc.kind, got.Kind)
+			require.Equal(t, tc.wantLatest, *got.LatestChapter)
+			require.True(t, strings.HasPrefix(*got.Cover, testBase+"/covers/"), *got.Cover)
+			require.True(t, strings.HasSuffix(*got.Cover, ".png"), *got.Cover)
+			require.Equal(t, "Chapter 3", got.Chapter, "Progress untouched")
+			require.Equal(t, 1, b.net.count(page), "exactly one series-page fetch")
+			require.Equal(t, 1, b.net.count(tc.image), "one image fetch")
+
+			// The route serves the bytes to anyone, no credential.
+			code, ctype, body := b.coverBytes(t, *got.Cover, "")
+			require.Equal(t, http.StatusOK, code)
+			require.Equal(t, "image/png", ctype)
+			require.Equal(t, img, body)
+			var src string
+			require.NoError(t, b.store.Pool.QueryRow(context.Background(), `SELECT cover_source_url FROM series WHERE key = $1`, key).Scan(&src))
+			require.Equal(t, tc.image, src)
+		})
+	}
+}
+
+func TestExistingSeriesCausesNoFetchAndKeepsItsCover(t *testing.T) {
+	t.Parallel()
+	b := setupJobs(t)
+	ann, bob := b.reader("ann", false), b.reader("bob", false)
+	page := servePage(b, orvURL, "asura", "series.html")
+	b.net.set(orvCover, http.StatusOK, "image/png", pngBytes(t, 3))
+	key := mustResolve(t, orvURL).Key
+	require.Equal(t, http.StatusCreated, b.do("PUT", "/api/bookmarks/"+key, ann, putBody("asura", orvURL, "Chapter 1")).Code)
+	eventually(t, "the Cover lands", func() bool { return *b.bookmark(ann, key).Cover != "" })
+	eventually(t, "the jobs settle", func() bool { return b.jobsDone("poll_series") && b.jobsDone("fetch_cover") })
+	before := b.bookmark(ann, key)
+
+	// Another Reader, another client-sent cover, a changed image behind the
+	// same URL: nothing is fetched, nothing replaced.
+	b.net.set(orvCover, http.StatusOK, "image/png", pngBytes(t, 4))
+	r := b.do("PUT", "/api/bookmarks/"+key, bob, putBody("asura", orvURL, "Chapter 2"))
+	require.Equal(t, http.StatusCreated, r.Code)
+	var bobs wireBookmark
+	r.json(t, &bobs)
+	require.Equal(t, *before.Cover, *bobs.Cover)
+	r = b.do("PUT", "/api/bookmarks/"+key, ann, putBody("asura", orvURL, "Chapter 3"))
+	require.Equal(t, http.StatusOK, r.Code)
+	require.Equal(t, 0, b.jobCount("poll_series", "available")+b.jobCount("poll_series", "running"))
+	require.Equal(t, 1, b.net.count(page), "an existing Series is not fetched again for a Bookmark")
+	require.Equal(t, 1, b.net.count(orvCover))
+	require.Equal(t, *before.Cover, *b.bookmark(ann, key).Cover)
+}
+
+func TestCoverRouteServesOnlyWhatWasStored(t *testing.T) {
+	t.Parallel()
+	b := setupJobs(t)
+	tok := b.reader("ann", false)
+	servePage(b, orvURL, "asura", "series.html")
+	img := pngBytes(t, 5)
+	b.net.set(orvCover, http.StatusOK, "image/png", img)
+	key := mustResolve(t, orvURL).Key
+	require.Equal(t, http.StatusCreated, b.do("PUT", "/api/bookmarks/"+key, tok, putBody("asura", orvURL, "Chapter 1")).Code)
+	eventually(t, "the Cover lands", func() bool { return *b.bookmark(tok, key).Cover != "" })
+	stored := strings.TrimPrefix(*b.bookmark(tok, key).Cover, testBase+"/covers/")
+	address := strings.TrimSuffix(stored, ".png")
+	require.True(t, cover.ValidAddress(address))
+
+	r := b.do("GET", "/covers/"+stored, "", nil)
+	require.Equal(t, http.StatusOK, r.Code)
+	require.Equal(t, "public, max-age=31536000, immutable", r.Header.Get("Cache-Control"))
+	require.Equal(t, "nosniff", r.Header.Get("X-Content-Type-Options"))
+	require.Equal(t, "cross-origin", r.Header.Get("Cross-Origin-Resource-Policy"))
+
+	never := strings.Repeat("0", 64)
+	for _, path := range []string{
+		"/covers/" + never,
+		"/covers/" + never + ".png",
+		"/covers/" + address + ".jpg", // stored, but not as a JPEG
+		"/covers/" + strings.ToUpper(address),
+		"/covers/..%2f..%2fgo.mod",
+		"/covers/%2e%2e%2f%2e%2e%2fetc%2fpasswd",
+		"/covers/" + address[:63],
+		"/covers/" + address + "%00.png",
+		"/covers/" + address[:2] + "%2f" + address[2:4] + "%2f" + address,
+	} {
+		r := b.do("GET", path, "", nil)
+		require.Equal(t, http.StatusNotFound, r.Code, path)
+		require.NotEqual(t, img, r.Body, path)
+	}
+}
+
+func TestCoverFailuresStoreNothingAndTouchNothingElse(t *testing.T) {
+	t.Parallel()
+	b := setupJobs(t)
+	tok := b.reader("ann", false)
+	// comix: the "image" is an HTML page; demonic: the CDN is down.
+	servePage(b, tgedURL, "comix", "series.html")
+	b.net.set(tgedCover, http.StatusOK, "image/webp", []byte("<!doctype html><html><body>not an image</body></html>"))
+	servePage(b, smlnURL, "demonic", "series.html")
+	b.net.set(smlnCover, http.StatusServiceUnavailable, "text/plain", []byte("down"))
+
+	for _, tc := range []struct{ site, url, cover string }{{"comix", tgedURL, tgedCover}, {"demonic", smlnURL, smlnCover}} {
+		key := mustResolve(t, tc.url).Key
+		r := b.do("PUT", "/api/bookmarks/"+key, tok, putBody(tc.site, tc.url, "Chapter 9"))
+		require.Equal(t, http.StatusCreated, r.Code, "%s", r.Body)
+		eventually(t, "the Cover fetch is tried", func() bool { return b.net.count(tc.cover) == 1 })
+		eventually(t, "the jobs settle", func() bool { return b.jobsDone("poll_series") && b.jobsDone("fetch_cover") })
+		got := b.bookmark(tok, key)
+		require.Equal(t, "", *got.Cover, tc.site)
+		require.NotEmpty(t, *got.LatestChapter, "the Latest Chapter lands whatever the Cover does")
+		require.Equal(t, "Chapter 9", got.Chapter)
+		require.Equal(t, 9.0, *got.ChapterNumber)
+		var problem string
+		require.NoError(t, b.store.Pool.QueryRow(context.Background(), `SELECT cover_problem FROM series WHERE key = $1`, key).Scan(&problem))
+		require.NotEmpty(t, problem, "the failure is noted for the Owner")
+	}
+	require.Zero(t, storedFiles(t, b.cfg.CoverDir), "nothing was stored")
+	require.Equal(t, 2, b.jobCount("fetch_cover", "completed"), "a failed Cover is not retried by a queue of its own")
+}
+
+func TestCoverBytesSurviveARestartWithoutASecondFetch(t *testing.T) {
+	t.Parallel()
+	b := setupJobs(t)
+	tok := b.reader("ann", false)
+	page := servePage(b, shadowURL, "lightnovelworld", "series.html")
+	img := pngBytes(t, 6)
+	b.net.set(shadowImg, http.StatusOK, "image/png", img)
+	key := mustResolve(t, shadowURL).Key
+	require.Equal(t, http.StatusCreated, b.do("PUT", "/api/bookmarks/"+key, tok, putBody("lightnovelworld", shadowURL, "Chapter 1")).Code)
+	eventually(t, "the Cover lands", func() bool { return *b.bookmark(tok, key).Cover != "" })
+	eventually(t, "the jobs settle", func() bool { return b.jobsDone("poll_series") && b.jobsDone("fetch_cover") })
+	coverURL := *b.bookmark(tok, key).Cover
+	require.NoError(t, b.server.StopJobs(context.Background()))
+
+	// A new process on the same database and volume.
+	restarted := time.Now()
+	again := b.start(t, b.seams)
+	eventually(t, "the new replica's plan has run", func() bool {
+		var n int
+		require.NoError(t, again.store.Pool.QueryRow(context.Background(),
+			`SELECT count(*) FROM river_job WHERE kind = 'plan_polls' AND state = 'completed' AND created_at > $1`, restarted).Scan(&n))
+		return n > 0
+	})
+	r := again.do("GET", strings.TrimPrefix(coverURL, testBase), "", nil)
+	require.Equal(t, http.StatusOK, r.Code)
+	require.Equal(t, img, r.Body)
+	require.Equal(t, coverURL, *again.bookmark(tok, key).Cover)
+	require.Equal(t, 1, b.net.count(page), "no second series-page fetch")
+	require.Equal(t, 1, b.net.count(shadowImg), "no second image fetch")
+}

@@ -1,0 +1,115 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-reader/lectern/backend/internal/config"
+	"github.com/lectern-reader/lectern/backend/internal/notify"
+	"github.com/lectern-reader/lectern/backend/internal/pgtest"
+	"github.com/lectern-reader/lectern/backend/internal/store"
+	"github.com/lectern-reader/lectern/backend/internal/testcert"
+)
+
+type fixedResolver map[string]netip.Addr
+
+func (r fixedResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	if a, ok := r[host]; ok {
+		return []netip.Addr{a}, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+// The hook puts the scan and the sends on a River client configured as the
+// replica's: the periodic scan runs on start, finds the new chapter the
+// Poll recorded, and the send reaches the receiver through the gate seams.
+func TestNotifyJobsRunOnTheReplicasClient(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var bodies [][]byte
+	tlsCfg, pool := testcert.New(t, "hooks.test")
+	hook := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, b)
+		mu.Unlock()
+	}))
+	hook.TLS = tlsCfg
+	hook.Config.ErrorLog = log.New(io.Discard, "", 0)
+	hook.StartTLS()
+	t.Cleanup(hook.Close)
+	public := netip.MustParseAddr("93.184.216.34")
+
+	st := store.New(pgtest.New(t))
+	d := Deps{
+		Config: config.Config{PublicBaseURL: "https://lectern.example.net", UserAgent: "lectern-test"},
+		Store:  st,
+		Seams: &Seams{
+			Resolver: fixedResolver{"hooks.test": public},
+			Dial: func(ctx context.Context, _, addr string) (net.Conn, error) {
+				if addr != netip.AddrPortFrom(public, 443).String() {
+					return nil, fmt.Errorf("no route to %s", addr)
+				}
+				var dl net.Dialer
+				return dl.DialContext(ctx, "tcp", hook.Listener.Addr().String())
+			},
+			RootCAs: pool,
+		},
+	}
+	ctx := context.Background()
+	r, err := st.CreateReader(ctx, "ann", "x", false)
+	require.NoError(t, err)
+	ns := store.NewSeries{Key: "asura:solo-leveling", Site: "asura", Kind: "manga", SeriesURL: "https://asurascans.com/comics/solo-leveling-1a2b3c4d"}
+	_, err = st.PutBookmarkKeepProgress(ctx, r.ID, ns, "")
+	require.NoError(t, err)
+	_, err = newNotifyService(d).AddTarget(ctx, r.ID, notify.KindWebhook, "https://hooks.test/ann")
+	require.NoError(t, err)
+	for _, n := range []float64{1, 2} {
+		_, err := st.RecordPoll(ctx, ns.Key, store.PollResult{Status: store.PollOK, Success: true,
+			Latest: &store.LatestChapter{Label: fmt.Sprintf("Chapter %g", n), Number: &n}})
+		require.NoError(t, err)
+	}
+
+	workers := river.NewWorkers()
+	rc := &river.Config{
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}},
+		Workers:           workers,
+		FetchPollInterval: 100 * time.Millisecond,
+	}
+	addNotifyJobs(d, workers, rc)
+	require.Len(t, rc.PeriodicJobs, 1)
+	client, err := river.NewClient(riverpgxv5.New(st.Pool), rc)
+	require.NoError(t, err)
+	require.NoError(t, client.Start(ctx))
+	t.Cleanup(func() {
+		stop, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = client.Stop(stop)
+	})
+
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(bodies) == 1
+	}, 30*time.Second, 50*time.Millisecond)
+	var body notify.WebhookBody
+	mu.Lock()
+	require.NoError(t, json.Unmarshal(bodies[0], &body))
+	mu.Unlock()
+	require.Len(t, body.Chapters, 1)
+	require.Equal(t, "Chapter 2", body.Chapters[0].Chapter, "the Acquisition's chapter is not news; the next one is")
+}

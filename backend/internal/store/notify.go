@@ -1,0 +1,352 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// FeedSecret is a Reader's live feed secret, as listed to them; the secret
+// itself is never stored, only its SHA-256.
+type FeedSecret struct {
+	ReaderID   int64
+	CreatedAt  time.Time
+	LastUsedAt *time.Time
+}
+
+// SetFeedSecret stores the hash of a Reader's new feed secret, replacing
+// (and so revoking) the one before.
+func (s *Store) SetFeedSecret(ctx context.Context, readerID int64, hash []byte) (FeedSecret, error) {
+	var f FeedSecret
+	err := s.db.QueryRow(ctx, `
+		INSERT INTO feed_secrets (reader_id, secret_hash) VALUES ($1, $2)
+		ON CONFLICT (reader_id) DO UPDATE SET secret_hash = EXCLUDED.secret_hash, created_at = now(), last_used_at = NULL
+		RETURNING reader_id, created_at, last_used_at`, readerID, hash).Scan(&f.ReaderID, &f.CreatedAt, &f.LastUsedAt)
+	if err != nil {
+		return FeedSecret{}, fmt.Errorf("set feed secret: %w", err)
+	}
+	return f, nil
+}
+
+// RevokeFeedSecret deletes a Reader's feed secret; ErrNotFound when there is
+// none.
+func (s *Store) RevokeFeedSecret(ctx context.Context, readerID int64) error {
+	tag, err := s.db.Exec(ctx, `DELETE FROM feed_secrets WHERE reader_id = $1`, readerID)
+	if err != nil {
+		return fmt.Errorf("revoke feed secret: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// FeedSecretOf returns a Reader's live feed secret; ErrNotFound when none.
+func (s *Store) FeedSecretOf(ctx context.Context, readerID int64) (FeedSecret, error) {
+	var f FeedSecret
+	err := s.db.QueryRow(ctx, `SELECT reader_id, created_at, last_used_at FROM feed_secrets WHERE reader_id = $1`, readerID).
+		Scan(&f.ReaderID, &f.CreatedAt, &f.LastUsedAt)
+	if err != nil {
+		if err = notFound(err); errors.Is(err, ErrNotFound) {
+			return FeedSecret{}, ErrNotFound
+		}
+		return FeedSecret{}, fmt.Errorf("feed secret: %w", err)
+	}
+	return f, nil
+}
+
+// ReaderByFeedSecret finds the Reader whose live feed secret has this hash,
+// recording the use at most once a minute (feed readers poll often).
+func (s *Store) ReaderByFeedSecret(ctx context.Context, hash []byte) (Reader, FeedSecret, error) {
+	var r Reader
+	var f FeedSecret
+	err := s.db.QueryRow(ctx, `
+		SELECT r.id, r.name, r.password_hash, r.is_owner, r.created_at, f.created_at, f.last_used_at
+		FROM feed_secrets f JOIN readers r ON r.id = f.reader_id
+		WHERE f.secret_hash = $1`, hash).
+		Scan(&r.ID, &r.Name, &r.PasswordHash, &r.IsOwner, &r.CreatedAt, &f.CreatedAt, &f.LastUsedAt)
+	if err != nil {
+		return Reader{}, FeedSecret{}, notFound(err)
+	}
+	f.ReaderID = r.ID
+	if f.LastUsedAt == nil || time.Since(*f.LastUsedAt) > tokenTouchEvery {
+		if _, err := s.db.Exec(ctx, `UPDATE feed_secrets SET last_used_at = now() WHERE reader_id = $1`, r.ID); err != nil {
+			return Reader{}, FeedSecret{}, fmt.Errorf("record feed use: %w", err)
+		}
+	}
+	return r, f, nil
+}
+
+// ChapterEvent is one change of a Latest Chapter on a Series a Reader holds,
+// with what a feed entry or a notification shows of it.
+type ChapterEvent struct {
+	HistoryID    int64
+	SeriesKey    string
+	Site, Kind   string
+	SeriesURL    string
+	Title        string // the Series' title, or the Reader's hint while it has none
+	CoverAddress string
+	CoverType    string
+	Label        string
+	Number       *float64
+	URL          string
+	Locked       bool
+	FirstSeenAt  time.Time
+}
+
+// FeedWindow bounds how far back a feed reaches: feed readers keep what
+// they saw, so older entries only make every fetch larger.
+const FeedWindow = 90 * 24 * time.Hour
+
+// FeedEntries returns the newest Latest Chapter changes on Series the
+// Reader holds, newest first. A Series' first Latest Chapter ever found (no
+// successful poll before it) is its Acquisition, not a change, and is left
+// out.
+func (s *Store) FeedEntries(ctx context.Context, readerID int64, limit int) ([]ChapterEvent, error) {
+	rows, err := s.db.Query(ctx, `
+		SELECT h.id, s.key, s.site, s.kind, s.series_url,
+		       CASE WHEN s.title <> '' THEN s.title ELSE b.title_hint END,
+		       s.cover_address, s.cover_type, h.label, h.number, h.url, h.locked, h.first_seen_at
+		FROM bookmarks b
+		JOIN latest_chapter_history h ON h.series_key = b.series_key
+		JOIN series s ON s.key = b.series_key
+		WHERE b.reader_id = $1 AND h.prev_poll_at IS NOT NULL AND h.first_seen_at > now() - $3::interval
+		ORDER BY h.first_seen_at DESC, h.id DESC
+		LIMIT $2`, readerID, limit, FeedWindow)
+	if err != nil {
+		return nil, fmt.Errorf("feed entries: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ChapterEvent, error) { return scanEvent(row) })
+	if err != nil {
+		return nil, fmt.Errorf("feed entries: %w", err)
+	}
+	return out, nil
+}
+
+func scanEvent(row pgx.Row, extra ...any) (ChapterEvent, error) {
+	var e ChapterEvent
+	dst := append([]any{&e.HistoryID, &e.SeriesKey, &e.Site, &e.Kind, &e.SeriesURL, &e.Title,
+		&e.CoverAddress, &e.CoverType, &e.Label, &e.Number, &e.URL, &e.Locked, &e.FirstSeenAt}, extra...)
+	err := row.Scan(dst...)
+	return e, err
+}
+
+// Target is a Reader's push notification target with how its deliveries go.
+type Target struct {
+	ID        int64
+	ReaderID  int64
+	Kind      string // "ntfy" or "webhook"
+	URL       string
+	CreatedAt time.Time
+
+	Sent        int
+	Pending     int
+	Failed      int
+	LastSentAt  *time.Time
+	LastError   string
+	LastErrorAt *time.Time
+}
+
+// CreateTarget adds a push target; the same kind and URL twice is
+// ErrConflict. The caller has validated the URL.
+func (s *Store) CreateTarget(ctx context.Context, readerID int64, kind, rawURL string) (Target, error) {
+	t := Target{ReaderID: readerID, Kind: kind, URL: rawURL}
+	err := s.db.QueryRow(ctx, `
+		INSERT INTO notify_targets (reader_id, kind, url) VALUES ($1, $2, $3) RETURNING id, created_at`,
+		readerID, kind, rawURL).Scan(&t.ID, &t.CreatedAt)
+	if isUniqueViolation(err) {
+		return Target{}, fmt.Errorf("target %s: %w", kind, ErrConflict)
+	}
+	if err != nil {
+		return Target{}, fmt.Errorf("create target: %w", err)
+	}
+	return t, nil
+}
+
+const targetCols = `t.id, t.reader_id, t.kind, t.url, t.created_at,
+	count(*) FILTER (WHERE d.status = 'sent'), count(*) FILTER (WHERE d.status = 'pending'),
+	count(*) FILTER (WHERE d.status = 'failed'),
+	max(d.done_at) FILTER (WHERE d.status = 'sent'),
+	coalesce((array_agg(d.last_error ORDER BY coalesce(d.done_at, d.created_at) DESC) FILTER (WHERE d.last_error <> ''))[1], ''),
+	max(coalesce(d.done_at, d.created_at)) FILTER (WHERE d.last_error <> '')`
+
+func scanTarget(row pgx.Row) (Target, error) {
+	var t Target
+	err := row.Scan(&t.ID, &t.ReaderID, &t.Kind, &t.URL, &t.CreatedAt, &t.Sent, &t.Pending, &t.Failed,
+		&t.LastSentAt, &t.LastError, &t.LastErrorAt)
+	return t, err
+}
+
+// ListTargets lists a Reader's targets, oldest first, with delivery counts.
+func (s *Store) ListTargets(ctx context.Context, readerID int64) ([]Target, error) {
+	rows, err := s.db.Query(ctx, `
+		SELECT `+targetCols+`
+		FROM notify_targets t LEFT JOIN notify_deliveries d ON d.target_id = t.id
+		WHERE t.reader_id = $1
+		GROUP BY t.id ORDER BY t.created_at, t.id`, readerID)
+	if err != nil {
+		return nil, fmt.Errorf("list targets: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Target, error) { return scanTarget(row) })
+	if err != nil {
+		return nil, fmt.Errorf("list targets: %w", err)
+	}
+	return out, nil
+}
+
+// TargetByID returns a target; readerID 0 means any Reader's (the sender),
+// otherwise another Reader's target is ErrNotFound, so ids reveal nothing.
+func (s *Store) TargetByID(ctx context.Context, readerID, id int64) (Target, error) {
+	t, err := scanTarget(s.db.QueryRow(ctx, `
+		SELECT `+targetCols+`
+		FROM notify_targets t LEFT JOIN notify_deliveries d ON d.target_id = t.id
+		WHERE t.id = $1 AND ($2 = 0 OR t.reader_id = $2)
+		GROUP BY t.id`, id, readerID))
+	if err != nil {
+		if err = notFound(err); errors.Is(err, ErrNotFound) {
+			return Target{}, ErrNotFound
+		}
+		return Target{}, fmt.Errorf("target %d: %w", id, err)
+	}
+	return t, nil
+}
+
+// DeleteTarget removes one of a Reader's targets and its ledger.
+func (s *Store) DeleteTarget(ctx context.Context, readerID, id int64) error {
+	tag, err := s.db.Exec(ctx, `DELETE FROM notify_targets WHERE id = $1 AND reader_id = $2`, id, readerID)
+	if err != nil {
+		return fmt.Errorf("delete target: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// CountTargets counts a Reader's targets.
+func (s *Store) CountTargets(ctx context.Context, readerID int64) (int, error) {
+	var n int
+	err := s.db.QueryRow(ctx, `SELECT count(*) FROM notify_targets WHERE reader_id = $1`, readerID).Scan(&n)
+	return n, err
+}
+
+// QueueDeliveries enters each Latest Chapter change first seen within
+// window into the ledger of every target whose Reader holds the Series, and
+// returns how many entered and the targets that now have deliveries
+// pending. A change is left out for a Reader whose Progress already reaches
+// it, for a Bookmark or target made after it was seen, and when it is the
+// Series' first Latest Chapter (its Acquisition). The primary key keeps a
+// change from entering a target's ledger twice, whichever replica scans.
+func (s *Store) QueueDeliveries(ctx context.Context, window time.Duration) (queued int, targets []int64, err error) {
+	tag, err := s.db.Exec(ctx, `
+		INSERT INTO notify_deliveries (target_id, history_id, reader_id)
+		SELECT t.id, h.id, t.reader_id
+		FROM latest_chapter_history h
+		JOIN bookmarks b ON b.series_key = h.series_key
+		JOIN notify_targets t ON t.reader_id = b.reader_id
+		WHERE h.first_seen_at > now() - $1::interval
+		  AND h.prev_poll_at IS NOT NULL
+		  AND h.first_seen_at >= t.created_at AND h.first_seen_at >= b.created_at
+		  AND NOT (b.chapter_number IS NOT NULL AND h.number IS NOT NULL AND b.chapter_number >= h.number)
+		  AND NOT EXISTS (SELECT 1 FROM notify_deliveries d WHERE d.target_id = t.id AND d.history_id = h.id)
+		ON CONFLICT (target_id, history_id) DO NOTHING`, window)
+	if err != nil {
+		return 0, nil, fmt.Errorf("queue deliveries: %w", err)
+	}
+	rows, err := s.db.Query(ctx, `SELECT DISTINCT target_id FROM notify_deliveries WHERE status = 'pending' ORDER BY target_id`)
+	if err != nil {
+		return 0, nil, fmt.Errorf("targets with pending deliveries: %w", err)
+	}
+	targets, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return 0, nil, fmt.Errorf("targets with pending deliveries: %w", err)
+	}
+	return int(tag.RowsAffected()), targets, nil
+}
+
+// PruneDeliveries deletes finished ledger rows of changes first seen more
+// than keep ago. keep must be longer than the scan's window: a row the scan
+// could still consider must stay, or its change would be sent again.
+func (s *Store) PruneDeliveries(ctx context.Context, keep time.Duration) (int64, error) {
+	tag, err := s.db.Exec(ctx, `
+		DELETE FROM notify_deliveries d USING latest_chapter_history h
+		WHERE h.id = d.history_id AND d.status <> 'pending' AND h.first_seen_at < now() - $1::interval`, keep)
+	if err != nil {
+		return 0, fmt.Errorf("prune deliveries: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// Delivery is one pending ledger row with the change it announces.
+type Delivery struct {
+	TargetID, ReaderID int64
+	Attempts           int
+	Event              ChapterEvent
+}
+
+// ClaimDeliveries locks up to limit of a target's pending deliveries, oldest
+// change first, skipping rows another sender holds: the caller sends them
+// and records the outcome before its transaction ends, so two senders never
+// hold the same row. Deliveries whose Bookmark is gone are dropped first.
+// It must run inside InTx.
+func (s *Store) ClaimDeliveries(ctx context.Context, targetID int64, limit int) ([]Delivery, error) {
+	if s.tx == nil {
+		return nil, fmt.Errorf("claim deliveries: not in a transaction")
+	}
+	if _, err := s.db.Exec(ctx, `
+		DELETE FROM notify_deliveries d
+		USING latest_chapter_history h
+		WHERE d.target_id = $1 AND d.status = 'pending' AND h.id = d.history_id
+		  AND NOT EXISTS (SELECT 1 FROM bookmarks b WHERE b.reader_id = d.reader_id AND b.series_key = h.series_key)`, targetID); err != nil {
+		return nil, fmt.Errorf("drop deliveries of removed bookmarks: %w", err)
+	}
+	rows, err := s.db.Query(ctx, `
+		SELECT h.id, s.key, s.site, s.kind, s.series_url,
+		       CASE WHEN s.title <> '' THEN s.title ELSE b.title_hint END,
+		       s.cover_address, s.cover_type, h.label, h.number, h.url, h.locked, h.first_seen_at,
+		       d.reader_id, d.attempts
+		FROM notify_deliveries d
+		JOIN latest_chapter_history h ON h.id = d.history_id
+		JOIN series s ON s.key = h.series_key
+		JOIN bookmarks b ON b.reader_id = d.reader_id AND b.series_key = h.series_key
+		WHERE d.target_id = $1 AND d.status = 'pending'
+		ORDER BY h.first_seen_at, h.id
+		LIMIT $2
+		FOR UPDATE OF d SKIP LOCKED`, targetID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("claim deliveries: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Delivery, error) {
+		d := Delivery{TargetID: targetID}
+		var err error
+		d.Event, err = scanEvent(row, &d.ReaderID, &d.Attempts)
+		return d, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim deliveries: %w", err)
+	}
+	return out, nil
+}
+
+// Delivery outcomes.
+const (
+	DeliverySent    = "sent"
+	DeliveryFailed  = "failed"  // given up: not sent, and never will be
+	DeliveryPending = "pending" // a failed attempt that will be retried
+)
+
+// FinishDeliveries records the outcome of one attempt at sending a target's
+// deliveries; errMsg is the reason of a failure.
+func (s *Store) FinishDeliveries(ctx context.Context, targetID int64, historyIDs []int64, status, errMsg string) error {
+	_, err := s.db.Exec(ctx, `
+		UPDATE notify_deliveries SET status = $3, attempts = attempts + 1, last_error = $4,
+			done_at = CASE WHEN $3 = 'pending' THEN NULL ELSE now() END
+		WHERE target_id = $1 AND history_id = ANY($2)`, targetID, historyIDs, status, errMsg)
+	if err != nil {
+		return fmt.Errorf("record deliveries of target %d: %w", targetID, err)
+	}
+	return nil
+}

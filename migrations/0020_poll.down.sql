@@ -1,0 +1,9 @@
+DROP TABLE pacing_hosts;
+DROP TABLE site_state;
+DROP INDEX series_failing;
+ALTER TABLE series
+    DROP COLUMN hint_at,
+    DROP COLUMN cover_refetch_at,
+    DROP COLUMN cover_problem,
+    DROP COLUMN cover_tried_at;
+DROP TABLE latest_chapter_history;
