@@ -92,7 +92,9 @@ func TestExtractionIsLinearOnHostileBodies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds large bodies")
 	}
-	const small, large = 128 << 10, 512 << 10
+	// Sized so the race detector, which slows parsing tenfold, keeps this
+	// under a minute; the 4x ratio is what the test needs, not the size.
+	const small, large = 64 << 10, 256 << 10
 	files := map[string][]string{
 		"asura": {"series.html", "chapter-old.html"}, "demonic": {"series.html", "chapter.html"},
 		"comix": {"series.html"}, "kagane": {"chapter.html"},
