@@ -102,7 +102,7 @@ func Load(lookup Lookup, command string) (Config, error) {
 	if len(problems) > 0 {
 		return c, fmt.Errorf("configuration: %s", strings.Join(problems, "; "))
 	}
-	c.fill()
+	c.Fill()
 	return c, nil
 }
 
@@ -155,8 +155,10 @@ func (c *Config) check() []string {
 	return p
 }
 
-// fill derives defaults that depend on other values.
-func (c *Config) fill() {
+// Fill derives the defaults that depend on other values (the data
+// directories under DATA_DIR). Load calls it; code that builds a Config by
+// hand (tests, the demo) calls it too.
+func (c *Config) Fill() {
 	c.PublicBaseURL = strings.TrimRight(c.PublicBaseURL, "/")
 	if c.CoverDir == "" && c.DataDir != "" {
 		c.CoverDir = filepath.Join(c.DataDir, "covers")

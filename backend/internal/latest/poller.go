@@ -63,9 +63,18 @@ type Poller struct {
 	Fetch Fetcher
 	// Covers is nil when Covers are not acquired.
 	Covers CoverQueue
+	// Archive, when set, is told of each new Latest Chapter so Bookmarks
+	// that keep archiving get it archived. Its failure never fails the poll.
+	Archive Follower
 	// Interval is POLL_INTERVAL, for the forecast of the next poll.
 	Interval time.Duration
 	Logger   *slog.Logger
+}
+
+// Follower queues the archiving of new chapters for the Bookmarks that keep
+// archiving their Series (package archive).
+type Follower interface {
+	Follow(ctx context.Context, key string, chapters []Chapter) error
 }
 
 func (p *Poller) log() *slog.Logger {
@@ -258,6 +267,11 @@ func (p *Poller) answered(ctx context.Context, log *slog.Logger, site *Site, ser
 		log.WarnContext(ctx, "poll: no Latest Chapter", "problem", res.Problem, "body_len", len(page.Body), "via", page.Via)
 	case rec.LatestChanged:
 		log.InfoContext(ctx, "poll: new Latest Chapter", "chapter", latest.Label, "ms", took.Milliseconds(), "via", page.Via)
+		if p.Archive != nil {
+			if err := p.Archive.Follow(ctx, key, []Chapter{latest}); err != nil {
+				log.WarnContext(ctx, "poll: archive of the new chapter not queued", "err", err)
+			}
+		}
 	default:
 		log.DebugContext(ctx, "poll: Latest Chapter unchanged", "ms", took.Milliseconds(), "via", page.Via)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/lectern-reader/lectern/backend/internal/api"
+	"github.com/lectern-reader/lectern/backend/internal/archive"
 	"github.com/lectern-reader/lectern/backend/internal/browser"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/cover"
@@ -52,6 +53,7 @@ type Seams struct {
 // workers, the fetchers and the pacing gate they share, and the browser.
 type jobs struct {
 	client  *river.Client[pgx.Tx]
+	archive *archive.Service // nil when no ARCHIVE_DIR is configured
 	browser *browser.Browser
 	queue   *latest.Queue
 	paces   latest.Paces
@@ -100,6 +102,16 @@ func newJobs(d Deps) (*jobs, error) {
 		Pace: f.pace.Wait, Paces: paces, BrowserTimeout: cfg.BrowserTimeout, Logger: d.Logger,
 	}})
 
+	if cfg.ArchiveDir != "" {
+		if j.archive, err = addArchiveJobs(d, f, fetch, workers); err != nil {
+			return nil, err
+		}
+		// Archive chapters share the Poll's workers: at most half of them,
+		// so polls always find a worker.
+		j.archive.MaxRunning = max(1, cfg.Workers/2)
+		poller.Archive = j.archive
+	}
+
 	rc := &river.Config{Logger: d.Logger.With("component", "river")}
 	if d.Metrics != nil {
 		rc.Middleware = []rivertype.Middleware{d.Metrics.JobMiddleware()}
@@ -122,6 +134,9 @@ func newJobs(d Deps) (*jobs, error) {
 		return nil, fmt.Errorf("river client: %w", err)
 	}
 	j.client = client
+	if j.archive != nil {
+		j.archive.River = client
+	}
 	poller.Covers = cover.Queue{Client: client}
 	j.queue = &latest.Queue{Client: client, Store: d.Store, Logger: d.Logger}
 	return j, nil
@@ -229,9 +244,30 @@ func (g gateImages) FetchImage(ctx context.Context, rawURL, referer string) (cov
 
 // admin is the Owner's API over the queue.
 func (j *jobs) admin(st *store.Store, log *slog.Logger) func(r chi.Router) {
-	ad := &api.Admin{Store: st, Controls: j.queue, Paces: j.paces, Logger: log}
+	ad := &api.Admin{Store: st, Controls: j.controls(), Paces: j.paces, Logger: log}
 	return ad.Routes
 }
+
+// siteControls are the Owner's controls over the queue; resuming a Site also
+// wakes its snoozed archive chapters, which sleep on the same back-off.
+type siteControls struct {
+	*latest.Queue
+	archive *archive.Service
+}
+
+func (c siteControls) ResumeSite(ctx context.Context, site string) error {
+	if err := c.Queue.ResumeSite(ctx, site); err != nil {
+		return err
+	}
+	if c.archive != nil {
+		if _, err := c.archive.WakeSite(ctx, site); err != nil {
+			return fmt.Errorf("wake archive jobs of %s: %w", site, err)
+		}
+	}
+	return nil
+}
+
+func (j *jobs) controls() siteControls { return siteControls{Queue: j.queue, archive: j.archive} }
 
 // StartJobs starts working background jobs on this replica (nothing when
 // WORKERS is 0). Run calls it; tests that drive the queue without HTTP may

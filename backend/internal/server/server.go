@@ -56,6 +56,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
+	d.Config.Fill()
 	s := &Server{cfg: d.Config, store: d.Store, log: d.Logger}
 	s.observe(&d)
 
@@ -75,6 +76,9 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	a := &api.API{Store: d.Store, Library: s.library, Logger: d.Logger, Version: d.Version,
 		AdminRoutes: []func(chi.Router){j.admin(d.Store, d.Logger)}}
 	a.ReaderRoutes = append(a.ReaderRoutes, a.ExportRoutes, a.ImportRoutes)
+	if j.archive != nil {
+		addArchiveRoutes(a, j.archive, d.Logger)
+	}
 
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID)
@@ -93,7 +97,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	covers.Logger = d.Logger
 	r.Handle("/covers/{address}", covers)
 	ui, err := web.New(web.Deps{Config: d.Config, Store: d.Store, Library: s.library, Logger: d.Logger, Version: d.Version,
-		Notify: newNotifyService(d)})
+		Notify: newNotifyService(d), Archive: j.archive})
 	if err != nil {
 		return nil, err
 	}
