@@ -21,6 +21,14 @@ lint:
 userscripts:
 	node userscripts/build.mjs
 
+# Lectern with local fixture Sites (no live Site is reached) and a demo Reader;
+# prints how to open a Site page with the panel. DEMO_FLAGS="-inject=false" etc.
+demo:
+	@if [ -z "$${DATABASE_URL:-}" ]; then scripts/ensure-postgres.sh >/dev/null; fi
+	@mkdir -p bin
+	go build -o bin/demo ./backend/cmd/demo
+	bin/demo $(DEMO_FLAGS)
+
 docs:
 	go run ./backend/cmd/lectern config --markdown > docs/configuration.table.md
 
@@ -29,6 +37,7 @@ clean:
 
 # Load figures with their references measured in the same run (no thresholds).
 bench:
+	go run ./backend/cmd/bench -d 60s mixed
 	go run ./backend/cmd/bench bookmarks
 	go run ./backend/cmd/bench polls
 	go run ./backend/cmd/bench gate

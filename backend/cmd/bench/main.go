@@ -64,8 +64,10 @@ func main() {
 		err = benchPolls(ctx, env, cmp.Or(*count, 1000))
 	case "gate":
 		err = benchGate(ctx, env, cmp.Or(*count, 200))
+	case "mixed":
+		err = benchMixed(ctx, env, *clients, *dur)
 	default:
-		err = fmt.Errorf("unknown scenario %q (bookmarks, archive, polls, gate)", what)
+		err = fmt.Errorf("unknown scenario %q (bookmarks, mixed, archive, polls, gate)", what)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

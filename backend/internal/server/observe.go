@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/url"
 	"strings"
 	"time"
@@ -203,10 +204,15 @@ func (s *Server) serveMetrics(ctx context.Context) (stop func(), err error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", s.metrics.Handler())
+	// Profiles on the same private listener: an Owner chasing CPU or memory
+	// needs them on the running process, and METRICS_ADDR is never public.
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
-		WriteTimeout:      time.Minute,
+		WriteTimeout:      2 * time.Minute, // a CPU profile takes its seconds
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	go func() {
