@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-reader/lectern/backend/internal/fixturesites"
+	"github.com/lectern-reader/lectern/backend/internal/latest"
+	"github.com/lectern-reader/lectern/backend/internal/pgtest"
+)
+
+// TestDemoLoop runs what `make demo` runs, with the userscript injected by
+// the fixture Sites into the page itself (the demo's way, not the harness's
+// isolated world), and walks the loop a newcomer follows: panel, Bookmark,
+// Acquisition, Cover, web library.
+func TestDemoLoop(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d, err := startDemo(ctx, demoOptions{DatabaseURL: pgtest.NewURL(t), DataDir: t.TempDir(),
+		Listen: "127.0.0.1:0", SitesListen: "127.0.0.1:0", Inject: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, d.Close()) })
+	e := &env{t: t, sites: d.sites, lectern: d.lectern, readerID: d.readerID, token: d.token}
+	base := d.lectern.BaseURL
+
+	var out bytes.Buffer
+	instructions(&out, d.sites, base, d.password, d.token, "/usr/bin/chromium", true, "/tmp/lectern.log")
+	text := out.String()
+	for _, want := range []string{d.token, d.password, "--host-resolver-rules='MAP ", "--ignore-certificate-errors-spki-list=" + shellQuote(d.sites.SPKIHash()),
+		fixturesites.AsuraChapter, base + "/library/manga", "DEMO ONLY"} {
+		require.Contains(t, text, want)
+	}
+
+	comix, err := latest.Resolve(fixturesites.ComixSeries)
+	require.NoError(t, err)
+	asura, err := latest.Resolve(fixturesites.AsuraChapter)
+	require.NoError(t, err)
+
+	browser := launch(t, d.sites)
+	tb := newTab(t, browser, nil, "", "")
+	tb.do(chromedp.Navigate(fixturesites.AsuraChapter))
+	tb.attach()
+	tb.click("lectern-toggle")
+	// The demo Reader's seeded manga Bookmark; its Acquisition ran at start.
+	tb.wait(fmt.Sprintf(`q('lectern-panel').getAttribute('data-state') === 'ready' && R.querySelector('[data-testid="lectern-item"][data-key=%q]')`, comix.Key))
+	seeded := e.waitCover(comix.Key)
+
+	tb.click("lectern-bookmark-chapter")
+	tb.wait(`q('lectern-status').getAttribute('data-code') === 'recorded'`)
+	got := e.bookmark(asura.Key)
+	require.Equal(t, "Chapter 250", got.Chapter)
+	withCover := e.waitCover(asura.Key)
+	tb.click("lectern-refresh")
+	tb.wait(coverLoaded(asura.Key) + ` !== '' && ` + coverLoaded(comix.Key) + ` !== ''`)
+	var srcs []string
+	tb.panel(`[`+coverLoaded(asura.Key)+`, `+coverLoaded(comix.Key)+`]`, &srcs)
+	require.Equal(t, []string{withCover.Cover, seeded.Cover}, srcs)
+	tb.screenshot("demo-manga-panel")
+
+	// The novel page runs the novel script, with the seeded novel Bookmark.
+	novelfull, err := latest.Resolve(fixturesites.NovelFullSeries)
+	require.NoError(t, err)
+	tb.do(chromedp.Navigate(fixturesites.LightNovelWorldChapter))
+	tb.attach()
+	tb.click("lectern-toggle")
+	tb.wait(fmt.Sprintf(`q('lectern-panel').getAttribute('data-state') === 'ready' && R.querySelector('[data-testid="lectern-item"][data-key=%q]')`, novelfull.Key))
+	var versions string
+	tb.panel(`q('lectern-versions').textContent`, &versions)
+	require.True(t, strings.HasPrefix(versions, "lectern-novel "), versions)
+
+	// The web library shows the same Bookmarks with the same Covers.
+	lib := newTab(t, browser, nil, "", "")
+	lib.do(
+		chromedp.Navigate(base+"/login"),
+		chromedp.SetValue(chromedp.ID("name"), "demo"),
+		chromedp.SetValue(chromedp.ID("password"), d.password),
+		chromedp.Click(chromedp.CSS(`button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="cards"]`)),
+	)
+	lib.do(chromedp.Navigate(base + "/library/manga"))
+	cards := (`[...document.querySelectorAll('[data-testid="card"]')].map((c) => { const img = c.querySelector('img[data-cover]'); ` +
+		`return c.getAttribute('data-key') + ' ' + (img && img.complete && img.naturalWidth > 0 ? img.getAttribute('src') : ''); }).sort()`)
+	want := []string{asura.Key + " " + withCover.Cover, comix.Key + " " + seeded.Cover}
+	require.Eventually(t, func() bool {
+		got := mainEval[[]string](lib, cards)
+		return strings.Join(got, "|") == strings.Join(want, "|")
+	}, step, 100*time.Millisecond, "the web library lists both with their Covers loaded")
+	lib.screenshot("demo-web-library")
+
+	// The demo's proxy is the only way in from a Site page: Lectern's API
+	// answers no CORS, and the proxy passes nothing but the API.
+	req, err := http.NewRequest(http.MethodOptions, base+"/api/bookmarks", nil)
+	require.NoError(t, err)
+	req.Header.Set("Origin", "https://asurascans.com")
+	req.Header.Set("Access-Control-Request-Method", "GET")
+	req.Header.Set("Access-Control-Request-Headers", "authorization")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Empty(t, resp.Header.Get("Access-Control-Allow-Origin"))
+
+	site := fixtureClient(d.sites)
+	for path, status := range map[string]int{
+		"/__lectern-demo/userscripts/lectern-manga.user.js":  http.StatusNotFound,
+		"/__lectern-demo/covers/" + strings.Repeat("0", 64):  http.StatusNotFound,
+		"/__lectern-demo/api/bookmarks":                      http.StatusUnauthorized,
+		"/__lectern-demo/userscript.js?script=lectern-manga": http.StatusOK,
+		"/__lectern-demo/userscript.js?script=other":         http.StatusNotFound,
+	} {
+		resp, err := site.Get("https://asurascans.com" + path)
+		require.NoError(t, err, path)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(t, status, resp.StatusCode, "%s: %s", path, body)
+		if status == http.StatusOK {
+			require.Contains(t, string(body), "'"+base+"'", "the loader wraps the script Lectern serves")
+			require.Contains(t, string(body), d.token, "demo only: the token is in the page")
+		}
+	}
+	post, err := site.Post("https://asurascans.com/__lectern-demo/gm?script=lectern-manga", "application/json", strings.NewReader(`{"key":"other","value":1}`))
+	require.NoError(t, err)
+	post.Body.Close()
+	require.Equal(t, http.StatusBadRequest, post.StatusCode, "only the script's own keys are stored")
+}
+
+// fixtureClient reaches the fixture Sites as the browser does.
+func fixtureClient(sites *fixturesites.Server) *http.Client {
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return sites.DialContext(ctx, "tcp", fixturesites.StandIn.String()+":443")
+		},
+		TLSClientConfig: &tls.Config{RootCAs: sites.RootCAs(), MinVersion: tls.VersionTLS12},
+	}}
+}
+
+func TestPrepareDatabaseStartsEmptyEachRun(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	server := pgtest.NewURL(t) // any database on the test server
+	name := "lectern_demo_" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "_"))
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(context.Background(), server)
+		require.NoError(t, err)
+		defer conn.Close(context.Background())
+		_, err = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+		require.NoError(t, err)
+	})
+
+	first, err := prepareDatabase(ctx, server, "", name)
+	require.NoError(t, err)
+	require.True(t, strings.HasSuffix(strings.SplitN(first, "?", 2)[0], "/"+name), first)
+	conn, err := pgx.Connect(ctx, first)
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, "CREATE TABLE left_over (x int)")
+	require.NoError(t, err)
+	// Still connected: the next run drops it anyway.
+	again, err := prepareDatabase(ctx, first, "", name)
+	require.NoError(t, err)
+	require.Equal(t, first, again)
+	_ = conn.Close(ctx)
+	conn, err = pgx.Connect(ctx, again)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	var n int
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE tablename = 'left_over'`).Scan(&n))
+	require.Zero(t, n, "the demo database starts empty")
+
+	_, err = prepareDatabase(ctx, "mysql://nope", "", name)
+	require.ErrorContains(t, err, "postgres://")
+}

@@ -1,0 +1,318 @@
+// Command demo is `make demo`: Lectern with local fixture Sites, so the whole
+// loop (panel → Bookmark → Poll → Cover → web library) can be tried without
+// reaching any live Site.
+//
+// It runs, in one process:
+//   - a loopback HTTPS server standing in for every supported Site and the
+//     image hosts their pages name (backend/internal/fixturesites: the pages
+//     of testdata/sites, generated Covers, a throwaway CA);
+//   - Lectern (the same server `lectern serve` runs) on the database
+//     lectern_demo, recreated empty on each run, with its fetchers' network
+//     seams pointing every Site host at the fixture server and its
+//     destination gate able to reach that one address and nothing else;
+//   - a demo Reader (an Owner) with a password and an API token.
+//
+// It is a separate binary on purpose: `lectern serve` has no setting that
+// remaps Site hostnames or opens the destination gate.
+//
+// In this mode only, the fixture Sites also put the built userscript into
+// every page they serve (see demo_loader.js), so a browser without a
+// userscript manager shows the panel; -inject=false turns that off for a
+// browser with Tampermonkey or Violentmonkey installed.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/fixturesites"
+	"github.com/lectern-reader/lectern/backend/internal/latest"
+	"github.com/lectern-reader/lectern/backend/internal/library"
+)
+
+var version = "demo"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8090", "loopback address Lectern listens on")
+	sitesAddr := fs.String("sites-addr", "127.0.0.1:0", "loopback address of the fixture Sites (HTTPS)")
+	inject := fs.Bool("inject", true, "put the userscript into the fixture pages (false: install it in a userscript manager instead)")
+	browserFlag := fs.String("browser", "auto", `Chromium for Lectern's browser Sites (kagane, novelfull): a path, "auto" or "none"`)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: demo [flags]   (make demo)\n\nRuns Lectern against local fixture Sites with a demo Reader and prints how to open a\nSite page with the panel in Chromium. DATABASE_URL, when set, names the Postgres server\nof the demo database "+demoDatabase+"; otherwise the cluster under ./.lectern/pg is used.\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if !loopback(*addr) || !loopback(*sitesAddr) {
+		return errors.New("-addr and -sites-addr must be loopback addresses (127.0.0.1:PORT)")
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	dataDir := demoDataDir(wd)
+	if err := os.MkdirAll(dataDir, 0o750); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	logPath := filepath.Join(dataDir, "lectern.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	logger := slog.New(slog.NewTextHandler(logFile, nil))
+
+	fmt.Fprintln(stderr, "demo: preparing the database", demoDatabase)
+	dbURL, err := prepareDatabase(ctx, os.Getenv("DATABASE_URL"), filepath.Join(wd, ".lectern", "pg"), demoDatabase)
+	if err != nil {
+		return err
+	}
+
+	d, err := startDemo(ctx, demoOptions{
+		DatabaseURL: dbURL, DataDir: dataDir, Listen: *addr, SitesListen: *sitesAddr,
+		Inject: *inject, BrowserPath: findBrowser(*browserFlag), Logger: logger,
+	})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := d.Close(); err != nil {
+			fmt.Fprintln(stderr, "demo: stop:", err)
+		}
+	}()
+	instructions(stdout, d.sites, d.lectern.BaseURL, d.password, d.token, d.browserPath, *inject, logPath)
+	<-ctx.Done()
+	fmt.Fprintln(stderr, "demo: stopping")
+	return nil
+}
+
+type demoOptions struct {
+	DatabaseURL, DataDir string
+	// Listen and SitesListen are Lectern's and the fixture Sites' addresses.
+	Listen, SitesListen string
+	Inject              bool
+	BrowserPath         string
+	Logger              *slog.Logger
+}
+
+// demo is everything `make demo` runs.
+type demo struct {
+	sites       *fixturesites.Server
+	lectern     *lectern
+	readerID    int64
+	password    string
+	token       string
+	browserPath string
+}
+
+// startDemo starts the fixture Sites (with the userscript injection when
+// o.Inject), Lectern on o.DatabaseURL, the demo Reader and its first
+// Bookmarks.
+func startDemo(ctx context.Context, o demoOptions) (_ *demo, err error) {
+	in := newInjection()
+	opts := fixturesites.Options{Addr: o.SitesListen, Logger: o.Logger}
+	if o.Inject {
+		opts.Inject = in.inject
+		opts.Extra = map[string]http.Handler{demoPrefix: in}
+	}
+	d := &demo{browserPath: o.BrowserPath}
+	if d.sites, err = fixturesites.Start(opts); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = d.Close()
+		}
+	}()
+	d.lectern, err = startLectern(ctx, d.sites, lecternOptions{
+		DatabaseURL: o.DatabaseURL, DataDir: o.DataDir, Listen: o.Listen, Workers: 4, BrowserPath: o.BrowserPath,
+		SitePace: brisk(200 * time.Millisecond), RiverPoll: 200 * time.Millisecond, Version: version, Logger: o.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if d.password, err = account.NewSecret(); err != nil {
+		return nil, err
+	}
+	d.password = d.password[:16]
+	if d.readerID, d.token, err = newReader(ctx, d.lectern.Store, "demo", d.password, true); err != nil {
+		return nil, err
+	}
+	if err := seed(ctx, d.lectern.Server.Library(), d.readerID); err != nil {
+		return nil, err
+	}
+	if err := in.ready(d.lectern.BaseURL, d.token); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Close stops Lectern, then the fixture Sites.
+func (d *demo) Close() error {
+	var errs []error
+	if d.lectern != nil {
+		errs = append(errs, d.lectern.Close())
+	}
+	if d.sites != nil {
+		errs = append(errs, d.sites.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// seed bookmarks one Series of each Library, so the panel has something to
+// show at once; their Acquisitions run like any new Bookmark's.
+func seed(ctx context.Context, lib *library.Library, readerID int64) error {
+	for _, s := range []struct {
+		url, chapter string
+		number       float64
+	}{
+		{fixturesites.ComixSeries, "Chapter 200", 200},
+		{fixturesites.NovelFullSeries, "Chapter 1400", 1400},
+	} {
+		ref, err := latest.Resolve(s.url)
+		if err != nil {
+			return err
+		}
+		n := s.number
+		if _, _, err := lib.Put(ctx, readerID, ref.Key, library.PutRequest{
+			Site: ref.Site, SeriesURL: ref.SeriesURL, Chapter: s.chapter, ChapterNumber: &n,
+		}); err != nil {
+			return fmt.Errorf("seed a Bookmark of %s: %w", ref.Key, err)
+		}
+	}
+	return nil
+}
+
+// brisk paces every Site at every: the fixtures are local and the demo
+// should not keep a Reader waiting on politeness meant for real Sites.
+func brisk(every time.Duration) string {
+	var parts []string
+	for _, s := range latest.Sites() {
+		parts = append(parts, s.Name+"="+every.String())
+	}
+	return strings.Join(parts, ",")
+}
+
+func loopback(addr string) bool {
+	return strings.HasPrefix(addr, "127.0.0.1:") || strings.HasPrefix(addr, "localhost:") || strings.HasPrefix(addr, "[::1]:")
+}
+
+// findBrowser resolves -browser: an explicit path, none, or the first
+// Chromium found the way scripts/ensure-chromium.sh looks.
+func findBrowser(flag string) string {
+	switch flag {
+	case "none", "":
+		return ""
+	case "auto":
+	default:
+		return flag
+	}
+	if p := os.Getenv("BROWSER_PATH"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
+		return "/usr/bin/chromium"
+	}
+	return ""
+}
+
+// chromiumCommand is the command line that opens pageURL in a fresh
+// Chromium profile mapped to the fixture Sites.
+func chromiumCommand(sites *fixturesites.Server, browserPath, pageURL string) string {
+	bin := browserPath
+	if bin == "" {
+		bin = "chromium"
+	}
+	flags := sites.ChromiumFlags()
+	names := make([]string, 0, len(flags))
+	for n := range flags {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	lines := []string{shellQuote(bin) + ` --user-data-dir="$(mktemp -d)" --no-first-run --no-default-browser-check`}
+	for _, n := range names {
+		lines = append(lines, "--"+n+"="+shellQuote(flags[n]))
+	}
+	lines = append(lines, shellQuote(pageURL))
+	return "  " + strings.Join(lines, " \\\n    ")
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func instructions(w io.Writer, sites *fixturesites.Server, base, password, token, browserPath string, inject bool, logPath string) {
+	p := func(format string, a ...any) { fmt.Fprintf(w, format+"\n", a...) }
+	p("")
+	p("Lectern demo is running. Nothing here reaches a live Site.")
+	p("")
+	p("  Lectern          %s  (web library: %s/library/manga)", base, base)
+	p("  sign in as       demo / %s   (an Owner)", password)
+	p("  API token        %s", token)
+	p("  fixture Sites    https://%s  (loopback HTTPS, throwaway CA; stands in for asurascans.com, comix.to,", sites.Addr())
+	p("                   demonicscans.org, kagane.to, lightnovelworld.com, novelfull.com and their image hosts)")
+	p("  database         %s (recreated empty on every run); Covers under %s", demoDatabase, filepath.Dir(logPath))
+	p("  server log       %s", logPath)
+	p("")
+	p("Open a demo Site page in a local Chromium (a fresh profile; the flags send the Site hostnames")
+	p("to the fixture server, accept its certificate, and resolve no other name):")
+	p("")
+	p("%s", chromiumCommand(sites, browserPath, fixturesites.AsuraChapter))
+	p("")
+	p("Then click the L button at the bottom right (or Alt+L): the panel lists the demo Reader's manga")
+	p("Bookmarks. Click \"Bookmark this chapter\": Lectern records the Progress and runs the Acquisition")
+	p("(Poll of the series page, then the Cover). Click Refresh a moment later and the Cover shows,")
+	p("served from %s/covers/. The same Bookmarks are in the web library at %s/library/manga.", base, base)
+	p("A novel page, with the novel userscript: %s", fixturesites.LightNovelWorldChapter)
+	p("")
+	if inject {
+		p("DEMO ONLY: the fixture server puts the built userscript into every page it serves, with stand-in")
+		p("GM_* functions: the demo token is written into the page, and API calls go to a same-origin proxy")
+		p("on the fixture server (%s) that passes them to Lectern. Lectern's API stays without CORS.", demoPrefix+"api/")
+		p("A real install (Tampermonkey or Violentmonkey, from %s/userscripts/lectern-manga.user.js)", base)
+		p("keeps the token in the userscript manager, out of the page. Run with -inject=false to try that.")
+	} else {
+		p("Install the userscripts in this profile's userscript manager from")
+		p("  %s/userscripts/lectern-manga.user.js and %s/userscripts/lectern-novel.user.js", base, base)
+		p("and paste the token above into the panel's Settings.")
+	}
+	p("")
+	p("Ctrl+C stops the demo.")
+}

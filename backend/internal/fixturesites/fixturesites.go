@@ -1,0 +1,522 @@
+// Package fixturesites is a loopback HTTPS server that stands in for every
+// supported Site and the image hosts their pages name: it serves the pages of
+// testdata/sites at the URLs they represent, generated Cover and page images
+// at the addresses the Site registry reads from those pages, and 404 for
+// anything else. Its certificate comes from a throwaway CA.
+//
+// It is for tests, for `make demo` and for fault tests (SetMode: 429, 503, a
+// request that never answers). Lectern reaches it through the test seams of
+// the destination gate (LookupNetIP and DialContext here), a browser through
+// Chromium's --host-resolver-rules (ChromiumFlags). Nothing here is reachable
+// from `lectern serve`, which has no such seams.
+package fixturesites
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"html"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lectern-reader/lectern/backend/internal/latest"
+	"github.com/lectern-reader/lectern/backend/internal/testcert"
+)
+
+// Mode is how the server answers the requests for a host.
+type Mode int
+
+// The modes. Normal serves the fixtures; the others answer every request for
+// the host (pages and images alike) the way an unwell Site does.
+const (
+	Normal Mode = iota
+	// TooManyRequests answers 429 with Retry-After: 60.
+	TooManyRequests
+	// Unavailable answers 503.
+	Unavailable
+	// Hang never answers: the request is held until the client gives up or
+	// the server closes.
+	Hang
+)
+
+func (m Mode) String() string {
+	switch m {
+	case Normal:
+		return "normal"
+	case TooManyRequests:
+		return "429"
+	case Unavailable:
+		return "503"
+	case Hang:
+		return "hang"
+	}
+	return fmt.Sprintf("mode(%d)", int(m))
+}
+
+// StandIn is the address the resolver gives every fixture host. It is public,
+// so the destination gate judges it as it would a real Site; DialContext then
+// connects it to this server. No connection ever goes to it.
+var StandIn = netip.MustParseAddr("93.184.216.34")
+
+// Options configure a Server. The zero value serves the repository's
+// testdata/sites on a free loopback port.
+type Options struct {
+	// Dir holds the fixtures (<Dir>/<site>/<file>); default testdata/sites
+	// of the repository above the working directory.
+	Dir string
+	// Addr is the listen address; default 127.0.0.1:0.
+	Addr string
+	// Inject, when set, returns HTML inserted before </body> of every HTML
+	// page served (the demo's userscript loader). Tests leave it nil.
+	Inject func(r *http.Request, p Page) string
+	// Extra maps path prefixes to handlers asked before the fixtures on
+	// every host (the demo's same-origin endpoints). Tests leave it nil.
+	Extra map[string]http.Handler
+	// Logger receives a line per request at debug level; default discards.
+	Logger *slog.Logger
+}
+
+// Server is a running fixture server.
+type Server struct {
+	opts   Options
+	ln     net.Listener
+	srv    *http.Server
+	pool   *x509.CertPool
+	caPEM  []byte
+	spki   string
+	hosts  []string
+	known  map[string]bool
+	routes map[string]*route
+	covers map[string]string
+	images []string
+	quit   chan struct{}
+	closed sync.Once
+	served sync.WaitGroup
+
+	mu    sync.Mutex
+	modes map[string]Mode
+	all   Mode
+	hits  map[string]int
+}
+
+// route is one answer: a page, or a generated image made on first request.
+type route struct {
+	page   *Page
+	body   []byte
+	ctype  string
+	kind   imageKind
+	seed   string
+	once   sync.Once
+	isHTML bool
+}
+
+func (r *route) bytes() []byte {
+	if r.page != nil {
+		return r.body
+	}
+	r.once.Do(func() { r.body = generate(r.seed, r.kind) })
+	return r.body
+}
+
+// Start loads the fixtures, derives the images from them with the Site
+// registry, and starts serving HTTPS.
+func Start(opts Options) (*Server, error) {
+	if opts.Dir == "" {
+		dir, err := findFixtures()
+		if err != nil {
+			return nil, err
+		}
+		opts.Dir = dir
+	}
+	if opts.Addr == "" {
+		opts.Addr = "127.0.0.1:0"
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{
+		opts:   opts,
+		known:  map[string]bool{},
+		routes: map[string]*route{},
+		covers: map[string]string{},
+		quit:   make(chan struct{}),
+		modes:  map[string]Mode{},
+		hits:   map[string]int{},
+	}
+	if err := s.load(); err != nil {
+		return nil, err
+	}
+
+	ca, err := testcert.NewAuthority()
+	if err != nil {
+		return nil, err
+	}
+	leaf, err := ca.Leaf(s.hosts...)
+	if err != nil {
+		return nil, err
+	}
+	if s.spki, err = testcert.SPKIHash(leaf); err != nil {
+		return nil, err
+	}
+	s.pool, s.caPEM = ca.Pool(), ca.CertPEM()
+
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("fixture sites: listen on %s: %w", opts.Addr, err)
+	}
+	s.ln = ln
+	s.srv = &http.Server{
+		Handler:           s,
+		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{leaf}, MinVersion: tls.VersionTLS12},
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug),
+	}
+	s.served.Add(1)
+	go func() {
+		defer s.served.Done()
+		_ = s.srv.ServeTLS(ln, "", "")
+	}()
+	return s, nil
+}
+
+// Close stops the server; held (Hang) requests end at once.
+func (s *Server) Close() error {
+	var err error
+	s.closed.Do(func() {
+		close(s.quit)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err = s.srv.Shutdown(ctx); err != nil {
+			err = errors.Join(err, s.srv.Close())
+		}
+		s.served.Wait()
+	})
+	return err
+}
+
+// Addr is the loopback host:port the server listens on.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Hosts are every hostname the server answers for, sorted: the Sites' hosts
+// with and without "www." and the image hosts the fixtures name.
+func (s *Server) Hosts() []string { return slices.Clone(s.hosts) }
+
+// Pages are the pages served.
+func (s *Server) Pages() []Page { return slices.Clone(pages) }
+
+// CoverOf is the Cover address the registry reads from the series page at
+// seriesPageURL (a Page's ReadAs, else its URL), "" when it reads none.
+func (s *Server) CoverOf(seriesPageURL string) string { return s.covers[seriesPageURL] }
+
+// Images are the URLs of every generated image served.
+func (s *Server) Images() []string { return slices.Clone(s.images) }
+
+// RootCAs trusts the server's certificate (Seams.RootCAs).
+func (s *Server) RootCAs() *x509.CertPool { return s.pool }
+
+// CertPEM is the throwaway CA's certificate, for clients configured by file.
+func (s *Server) CertPEM() []byte { return slices.Clone(s.caPEM) }
+
+// SPKIHash is the base64 SHA-256 of the leaf's public key, for Chromium's
+// --ignore-certificate-errors-spki-list.
+func (s *Server) SPKIHash() string { return s.spki }
+
+// HostResolverRules maps every fixture host to the server and every other
+// name to "not found", so a browser using them reaches the fixtures and
+// nothing else; loopback addresses (where Lectern runs) are left alone.
+func (s *Server) HostResolverRules() string {
+	rules := make([]string, 0, len(s.hosts)+4)
+	for _, h := range s.hosts {
+		rules = append(rules, "MAP "+h+" "+s.Addr())
+	}
+	rules = append(rules, "MAP * ~NOTFOUND", "EXCLUDE localhost", "EXCLUDE 127.0.0.1", "EXCLUDE [::1]")
+	return strings.Join(rules, ", ")
+}
+
+// ChromiumFlags are the two flags a Chromium needs to browse the fixture
+// Sites, by name without dashes: the resolver rules and the leaf's key hash.
+// --ignore-certificate-errors-spki-list takes effect only with a
+// --user-data-dir.
+func (s *Server) ChromiumFlags() map[string]string {
+	return map[string]string{
+		"host-resolver-rules":                 s.HostResolverRules(),
+		"ignore-certificate-errors-spki-list": s.spki,
+	}
+}
+
+// LookupNetIP resolves fixture hosts to StandIn and every other name to
+// "no such host": a destination.Resolver for Seams.Resolver.
+func (s *Server) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	if !s.known[normHost(host)] {
+		return nil, &net.DNSError{Err: "no such host (fixture network)", Name: host, IsNotFound: true}
+	}
+	return []netip.Addr{StandIn}, nil
+}
+
+// DialContext connects StandIn:443 to the server and refuses every other
+// address: a destination.DialFunc for Seams.Dial.
+func (s *Server) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil || ap.Addr().Unmap() != StandIn || ap.Port() != 443 {
+		return nil, fmt.Errorf("fixture network: no route to %s: only the fixture Sites are reachable", addr)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", s.Addr())
+}
+
+// SetMode sets how requests for host are answered ("www." ignored); host ""
+// sets every host without a mode of its own.
+func (s *Server) SetMode(host string, m Mode) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if host == "" {
+		s.all = m
+		return
+	}
+	s.modes[strings.TrimPrefix(normHost(host), "www.")] = m
+}
+
+// Hits counts the requests for rawURL so far (its path, and its query when
+// it has one; "www." ignored).
+func (s *Server) Hits(rawURL string) int {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hits[key(u.Hostname(), u.Path, u.RawQuery)]
+}
+
+// ServeHTTP answers one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	for prefix, h := range s.opts.Extra {
+		if strings.HasPrefix(r.URL.Path, prefix) {
+			h.ServeHTTP(w, r)
+			return
+		}
+	}
+	s.mu.Lock()
+	s.hits[key(host, r.URL.Path, r.URL.RawQuery)]++
+	mode, ok := s.modes[strings.TrimPrefix(normHost(host), "www.")]
+	if !ok {
+		mode = s.all
+	}
+	s.mu.Unlock()
+	s.opts.Logger.Debug("fixture request", "method", r.Method, "host", host, "path", r.URL.RequestURI(), "mode", mode)
+
+	switch mode {
+	case TooManyRequests:
+		w.Header().Set("Retry-After", "60")
+		http.Error(w, "Too Many Requests", http.StatusTooManyRequests)
+		return
+	case Unavailable:
+		http.Error(w, "Service Unavailable", http.StatusServiceUnavailable)
+		return
+	case Hang:
+		select {
+		case <-r.Context().Done():
+		case <-s.quit:
+		}
+		// Hang up without an answer, as a dead upstream does.
+		panic(http.ErrAbortHandler)
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	rt := s.routes[key(host, r.URL.Path, r.URL.RawQuery)]
+	if rt == nil {
+		rt = s.routes[key(host, r.URL.Path, "")]
+	}
+	if rt == nil {
+		http.NotFound(w, r)
+		return
+	}
+	body := rt.bytes()
+	if rt.isHTML && s.opts.Inject != nil {
+		body = injectBeforeBodyEnd(body, s.opts.Inject(r, *rt.page))
+	}
+	h := w.Header()
+	h.Set("Content-Type", rt.ctype)
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	if r.Method == http.MethodHead {
+		return
+	}
+	_, _ = w.Write(body)
+}
+
+func injectBeforeBodyEnd(body []byte, snippet string) []byte {
+	if snippet == "" {
+		return body
+	}
+	i := strings.LastIndex(strings.ToLower(string(body)), "</body>")
+	if i < 0 {
+		i = len(body)
+	}
+	out := make([]byte, 0, len(body)+len(snippet))
+	out = append(out, body[:i]...)
+	out = append(out, snippet...)
+	return append(out, body[i:]...)
+}
+
+// imgSrc finds the images a page shows, so they load in a browser too.
+var imgSrc = regexp.MustCompile(`(?i)<img\b[^>]*?\bsrc="([^"]+)"`)
+
+// load reads the fixtures and builds the routes: every page, every Cover and
+// chapter page image the registry reads from them, and the images the pages
+// show on hosts already known.
+func (s *Server) load() error {
+	for _, site := range latest.Sites() {
+		for _, h := range site.Hosts {
+			s.known[h] = true
+			s.known["www."+h] = true
+		}
+	}
+	addImage := func(raw string, kind imageKind) error {
+		u, err := url.Parse(raw)
+		if err != nil || u.Scheme != "https" || u.Hostname() == "" {
+			return fmt.Errorf("fixture sites: image address %q is not an https URL", raw)
+		}
+		k := key(u.Hostname(), u.Path, u.RawQuery)
+		if _, dup := s.routes[k]; dup {
+			return nil
+		}
+		s.known[strings.ToLower(u.Hostname())] = true
+		s.routes[k] = &route{ctype: "image/png", kind: kind, seed: raw}
+		s.images = append(s.images, raw)
+		return nil
+	}
+	var shown []*url.URL
+	for i := range pages {
+		p := &pages[i]
+		site, ok := latest.Lookup(p.Site)
+		if !ok {
+			return fmt.Errorf("fixture sites: page %s names unknown site %q", p.URL, p.Site)
+		}
+		u, err := url.Parse(p.URL)
+		if err != nil || u.Scheme != "https" || !site.HasHost(u.Hostname()) {
+			return fmt.Errorf("fixture sites: page %q is not an https URL on %s's hosts", p.URL, p.Site)
+		}
+		body := []byte(p.Body)
+		if p.File != "" {
+			if body, err = os.ReadFile(filepath.Join(s.opts.Dir, p.Site, p.File)); err != nil {
+				return fmt.Errorf("fixture sites: %w", err)
+			}
+		}
+		ctype := p.ContentType
+		if ctype == "" {
+			ctype = "text/html; charset=utf-8"
+		}
+		isHTML := strings.HasPrefix(ctype, "text/html")
+		k := key(u.Hostname(), u.Path, u.RawQuery)
+		if _, dup := s.routes[k]; dup {
+			return fmt.Errorf("fixture sites: two pages at %s", p.URL)
+		}
+		s.routes[k] = &route{page: p, body: body, ctype: ctype, isHTML: isHTML}
+
+		readAs := u
+		if p.ReadAs != "" {
+			if readAs, err = url.Parse(p.ReadAs); err != nil {
+				return fmt.Errorf("fixture sites: page %s: read-as %q: %w", p.URL, p.ReadAs, err)
+			}
+		}
+		if p.Series {
+			c, err := site.Cover(body, readAs)
+			if err != nil {
+				return fmt.Errorf("fixture sites: the registry reads no Cover from %s/%s: %w", p.Site, p.File, err)
+			}
+			if c != "" {
+				s.covers[readAs.String()] = c
+				if err := addImage(c, coverImage); err != nil {
+					return err
+				}
+			}
+		}
+		if p.Chapter {
+			// A locked or scrambled chapter has no page images: nothing to add.
+			if content, err := site.Content(body, readAs); err == nil {
+				for _, img := range content.Pages {
+					if err := addImage(img, pageImage); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		if isHTML {
+			for _, m := range imgSrc.FindAllSubmatch(body, -1) {
+				if ref, err := u.Parse(html.UnescapeString(string(m[1]))); err == nil && ref.Scheme == "https" {
+					shown = append(shown, ref)
+				}
+			}
+		}
+	}
+	// After the registry's images, so only hosts the fixtures stand for get
+	// decorations: a page's ad or tracker image stays a 404 on no host.
+	for _, ref := range shown {
+		if s.known[normHost(ref.Hostname())] {
+			if err := addImage(ref.String(), smallImage); err != nil {
+				return err
+			}
+		}
+	}
+	for h := range s.known {
+		s.hosts = append(s.hosts, h)
+	}
+	sort.Strings(s.hosts)
+	return nil
+}
+
+// key names a route: host without "www.", the decoded path, and the raw
+// query when there is one.
+func key(host, path, query string) string {
+	if path == "" {
+		path = "/"
+	}
+	k := strings.TrimPrefix(normHost(host), "www.") + path
+	if query != "" {
+		k += "?" + query
+	}
+	return k
+}
+
+func normHost(h string) string { return strings.TrimSuffix(strings.ToLower(h), ".") }
+
+// findFixtures finds testdata/sites in the repository that holds the
+// working directory (tests run in their package's directory).
+func findFixtures() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("fixture sites: %w", err)
+	}
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			sites := filepath.Join(dir, "testdata", "sites")
+			if _, err := os.Stat(sites); err != nil {
+				return "", fmt.Errorf("fixture sites: %w", err)
+			}
+			return sites, nil
+		}
+		if filepath.Dir(dir) == dir {
+			return "", fmt.Errorf("fixture sites: no go.mod above %s; set Options.Dir to testdata/sites", wd)
+		}
+	}
+}
