@@ -13,13 +13,16 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
-// OwnerControls are the Owner's levers on the Poll; latest.Queue
-// implements them. Each returns store.ErrNotFound for an unknown Series and
-// latest.ErrNoSuchSite for an unknown Site.
+// OwnerControls are the Owner's levers on the Poll and the queue;
+// latest.Queue implements them. Each returns store.ErrNotFound for an
+// unknown Series, latest.ErrNoSuchSite for an unknown Site and
+// latest.ErrNoSuchJob for an unknown job.
 type OwnerControls interface {
 	PollNow(ctx context.Context, key string) error
 	RefetchCover(ctx context.Context, key string) error
 	ResumeSite(ctx context.Context, site string) error
+	RetryJob(ctx context.Context, id int64) error
+	CancelJob(ctx context.Context, id int64) error
 }
 
 // Admin serves the Owner's endpoints under /api/admin: the status of the
@@ -28,9 +31,12 @@ type OwnerControls interface {
 type Admin struct {
 	Store    *store.Store
 	Controls OwnerControls
-	// Paces, when set, adds each Site's pacing interval to the status.
-	Paces  latest.Paces
-	Logger *slog.Logger
+	// Paces, when set, adds each Site's pacing interval to the status;
+	// Budgets each Site's budget of scheduled polls; Policy is POLL_POLICY.
+	Paces   latest.Paces
+	Budgets latest.Budgets
+	Policy  string
+	Logger  *slog.Logger
 }
 
 // FailingShown is how many failing Series the status lists.
@@ -42,6 +48,11 @@ func (ad *Admin) Routes(r chi.Router) {
 	r.Post("/sites/{site}/resume", ad.resume)
 	r.Post("/series/{key}/poll", ad.poll)
 	r.Post("/series/{key}/cover/refetch", ad.refetchCover)
+	r.Get("/series/{key}/schedule", ad.seriesSchedule)
+	r.Get("/sites/{site}/schedule", ad.siteSchedule)
+	r.Get("/jobs", ad.jobs)
+	r.Post("/jobs/{id}/retry", ad.retryJob)
+	r.Post("/jobs/{id}/cancel", ad.cancelJob)
 }
 
 // SiteStatusJSON is one Site in GET /api/admin/status.
@@ -57,6 +68,10 @@ type SiteStatusJSON struct {
 	LastProblem   string     `json:"last_problem"`
 	LastProblemAt *time.Time `json:"last_problem_at"`
 	QueuedPolls   int        `json:"queued_polls"`
+	// BudgetPerHour is the Site's budget of scheduled polls; NextPolls
+	// counts its held Series by the reason of their next poll.
+	BudgetPerHour int            `json:"budget_per_hour"`
+	NextPolls     map[string]int `json:"next_polls"`
 }
 
 // FailingSeriesJSON is one failing Series in the status.
@@ -73,6 +88,10 @@ type FailingSeriesJSON struct {
 	LastPollAt    *time.Time `json:"last_poll_at"`
 	LastSuccessAt *time.Time `json:"last_success_at"`
 	CoverProblem  string     `json:"cover_problem"`
+	// NextPollAt and NextPollReason are the Series' schedule ("" reason:
+	// being planned).
+	NextPollAt     *time.Time `json:"next_poll_at"`
+	NextPollReason string     `json:"next_poll_reason"`
 }
 
 // QueueCountJSON is one kind and state of background jobs.
@@ -84,6 +103,8 @@ type QueueCountJSON struct {
 
 // StatusJSON is the body of GET /api/admin/status.
 type StatusJSON struct {
+	// Policy is POLL_POLICY: adaptive or interval.
+	Policy  string              `json:"policy"`
 	Sites   []SiteStatusJSON    `json:"sites"`
 	Failing []FailingSeriesJSON `json:"failing"`
 	Queue   []QueueCountJSON    `json:"queue"`
@@ -100,16 +121,32 @@ func (ad *Admin) status(w http.ResponseWriter, r *http.Request) {
 		ad.serverError(w, r, err)
 		return
 	}
+	reasons, err := ad.Store.ScheduleReasons(r.Context())
+	if err != nil {
+		ad.serverError(w, r, err)
+		return
+	}
+	bySite := map[string]map[string]int{}
+	for _, c := range reasons {
+		if bySite[c.Site] == nil {
+			bySite[c.Site] = map[string]int{}
+		}
+		bySite[c.Site][reasonLabel(c.Reason)] += c.Count
+	}
 	now := time.Now()
-	out := StatusJSON{Sites: []SiteStatusJSON{}, Failing: []FailingSeriesJSON{}, Queue: []QueueCountJSON{}}
+	out := StatusJSON{Policy: ad.policy(), Sites: []SiteStatusJSON{}, Failing: []FailingSeriesJSON{}, Queue: []QueueCountJSON{}}
 	for i, s := range st.Sites {
 		site := sites[i]
 		_, paused := s.Paused(now)
+		next := bySite[s.Site]
+		if next == nil {
+			next = map[string]int{}
+		}
 		out.Sites = append(out.Sites, SiteStatusJSON{
 			Site: s.Site, Kind: string(site.Kind), Browser: site.Browser != nil, PaceMS: ad.Paces.Of(site).Milliseconds(),
 			Paused: paused, PausedUntil: utcPtr(s.PausedUntil), Refusals: s.Refusals,
 			LastSuccessAt: utcPtr(s.LastSuccessAt), LastProblem: s.LastProblem, LastProblemAt: utcPtr(s.LastProblemAt),
-			QueuedPolls: s.QueuedPolls,
+			QueuedPolls: s.QueuedPolls, BudgetPerHour: ad.Budgets.Of(site), NextPolls: next,
 		})
 	}
 	for _, f := range st.Failing {
@@ -117,6 +154,7 @@ func (ad *Admin) status(w http.ResponseWriter, r *http.Request) {
 			Key: f.Key, Site: f.Site, Title: f.Title, SeriesURL: f.SeriesURL, Readers: f.Readers,
 			Status: f.Status, Problem: f.Problem, BodyLen: f.BodyLen, Failures: f.Failures,
 			LastPollAt: utcPtr(f.LastPollAt), LastSuccessAt: utcPtr(f.LastSuccessAt), CoverProblem: f.CoverProblem,
+			NextPollAt: utcPtr(f.NextPollAt), NextPollReason: f.NextPollReason,
 		})
 	}
 	for _, q := range st.Queue {

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -43,8 +44,10 @@ type Config struct {
 	BrowserProxyAddr   string        `envconfig:"BROWSER_PROXY_ADDR" desc:"host:port the browser is told to reach the proxy at, e.g. lectern:3128 for a sidecar (default: the proxy's own listen address)"`
 	BrowserTimeout     time.Duration `envconfig:"BROWSER_TIMEOUT" default:"60s" desc:"longest browser read of one page, waiting for a JavaScript challenge to clear"`
 
-	PollInterval  time.Duration `envconfig:"POLL_INTERVAL" default:"1h" desc:"how often every held Series is polled"`
+	PollInterval  time.Duration `envconfig:"POLL_INTERVAL" default:"1h" desc:"how often a Series with too little Latest Chapter history is polled (every held Series, under POLL_POLICY=interval)"`
+	PollPolicy    string        `envconfig:"POLL_POLICY" default:"adaptive" desc:"adaptive (learn each Series' release rhythm and poll around its expected releases, within each Site's budget) or interval (every held Series once per POLL_INTERVAL, the fallback)"`
 	SitePace      string        `envconfig:"SITE_PACE" desc:"per-Site minimum interval between requests, e.g. asura=1s,demonic=500ms (default: each Site's own, 2s unless the registry says otherwise)"`
+	SiteBudget    string        `envconfig:"SITE_BUDGET" desc:"per-Site budget of scheduled polls in requests per hour, e.g. asura=1800,demonic=600 (default: every request the Site's pace allows, 1h / SITE_PACE)"`
 	UserAgent     string        `envconfig:"USER_AGENT" default:"Lectern/1.0 (+https://github.com/lectern-reader/lectern)" desc:"User-Agent sent to Sites and image hosts"`
 	FetchMaxBytes int64         `envconfig:"FETCH_MAX_BYTES" default:"5242880" desc:"largest Site page body read, in bytes"`
 	FetchTimeout  time.Duration `envconfig:"FETCH_TIMEOUT" default:"30s" desc:"longest plain fetch of one Site page, body included"`
@@ -152,7 +155,45 @@ func (c *Config) check() []string {
 	if _, err := c.Paces(); err != nil {
 		p = append(p, err.Error())
 	}
+	switch c.PollPolicy {
+	case "", PolicyAdaptive, PolicyInterval:
+	default:
+		p = append(p, fmt.Sprintf("POLL_POLICY is malformed: %q is neither %s nor %s", c.PollPolicy, PolicyAdaptive, PolicyInterval))
+	}
+	if _, err := c.Budgets(); err != nil {
+		p = append(p, err.Error())
+	}
 	return p
+}
+
+// The Poll's scheduling policies (POLL_POLICY).
+const (
+	PolicyAdaptive = "adaptive"
+	PolicyInterval = "interval"
+)
+
+// MaxBudget is the largest SITE_BUDGET a Site may have, in requests per hour.
+const MaxBudget = 3_600_000
+
+// Budgets parses SITE_BUDGET into per-Site requests per hour.
+func (c *Config) Budgets() (map[string]int, error) {
+	out := map[string]int{}
+	if strings.TrimSpace(c.SiteBudget) == "" {
+		return out, nil
+	}
+	for _, part := range strings.Split(c.SiteBudget, ",") {
+		site, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		site = strings.TrimSpace(site)
+		if !ok || site == "" || err != nil || n < 1 || n > MaxBudget {
+			return nil, fmt.Errorf("SITE_BUDGET is malformed: %q should look like asura=1800,demonic=600 (requests per hour, 1 to %d)", part, MaxBudget)
+		}
+		if _, dup := out[site]; dup {
+			return nil, fmt.Errorf("SITE_BUDGET is malformed: %s is given twice", site)
+		}
+		out[site] = n
+	}
+	return out, nil
 }
 
 // Fill derives the defaults that depend on other values (the data

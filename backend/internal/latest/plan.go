@@ -20,12 +20,13 @@ type PlannedPoll struct {
 	At  time.Time
 }
 
-// PlanFunc decides when the held Series due within the cycle starting at
-// now are polled. held comes most Readers first, ties broken by the oldest
-// last poll; paused maps a backing-off Site to the end of its pause. It is
-// the one place "which Series are due and when" is decided, so an adaptive
-// planner (package schedule) can replace PlanCycle without touching the
-// queue around it.
+// PlanFunc decides, under the interval policy (POLL_POLICY=interval), when
+// the held Series due within the cycle starting at now are polled. held
+// comes most Readers first, ties broken by the oldest last poll; paused maps
+// a backing-off Site to the end of its pause. Under the default adaptive
+// policy, Adaptive (adaptive.go) decides instead: it needs each Series'
+// history, rhythm and Site budget, and gives a reason and a forecast for
+// every Series, which this signature cannot carry.
 type PlanFunc func(now time.Time, interval time.Duration, held []store.PollCandidate, paused map[string]time.Time) []PlannedPoll
 
 // PlanCycle is the default PlanFunc: every held Series once per interval.
@@ -78,10 +79,11 @@ func (PlanArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{MaxAttempts: 3, Priority: PriorityAcquisition, UniqueOpts: river.UniqueOpts{ByState: uniqueInFlight.ByState}}
 }
 
-// PeriodicPlan is the scheduler's River periodic job: every interval, and at
-// start (RunOnStart), so a cycle missed while the process was down runs at
-// once; what is due comes from the Series' next_poll_at, never from an
-// in-memory timer.
+// PeriodicPlan is the scheduler's River periodic job: every interval
+// (POLL_INTERVAL under the interval policy, Adaptive.PlanEvery under the
+// adaptive one), and at start (RunOnStart), so a cycle missed while the
+// process was down runs at once; what is due comes from the database, never
+// from an in-memory timer.
 func PeriodicPlan(interval time.Duration) *river.PeriodicJob {
 	return river.NewPeriodicJob(river.PeriodicInterval(interval),
 		func() (river.JobArgs, *river.InsertOpts) { return PlanArgs{}, nil },
@@ -162,7 +164,7 @@ func (s *Scheduler) Run(ctx context.Context, client *river.Client[pgx.Tx]) (int,
 				params = append(params, river.InsertManyParams{Args: PollArgs{Key: p.Key, Reason: "schedule"}, InsertOpts: &river.InsertOpts{
 					ScheduledAt: p.At, Priority: PriorityScheduled, UniqueOpts: uniqueInFlight,
 				}})
-				next = append(next, store.NextPoll{Key: p.Key, At: p.At})
+				next = append(next, store.NextPoll{Key: p.Key, At: p.At, Reason: ReasonInterval})
 			}
 			if len(params) == 0 {
 				return nil
@@ -194,15 +196,22 @@ func (s *Scheduler) log() *slog.Logger {
 	return slog.Default()
 }
 
-// PlanWorker runs plan_polls jobs.
+// PlanWorker runs plan_polls jobs: the adaptive plan when Adaptive is set
+// (POLL_POLICY=adaptive), else the interval Scheduler.
 type PlanWorker struct {
 	river.WorkerDefaults[PlanArgs]
 	Scheduler *Scheduler
+	Adaptive  *Adaptive
 }
 
 // Work implements river.Worker.
 func (w *PlanWorker) Work(ctx context.Context, _ *river.Job[PlanArgs]) error {
-	_, err := w.Scheduler.Run(ctx, river.ClientFromContext[pgx.Tx](ctx))
+	client := river.ClientFromContext[pgx.Tx](ctx)
+	if w.Adaptive != nil {
+		_, err := w.Adaptive.Run(ctx, client)
+		return err
+	}
+	_, err := w.Scheduler.Run(ctx, client)
 	return err
 }
 

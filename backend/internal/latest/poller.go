@@ -68,6 +68,9 @@ type Poller struct {
 	Archive Follower
 	// Interval is POLL_INTERVAL, for the forecast of the next poll.
 	Interval time.Duration
+	// Adaptive: the adaptive plan decides each Series' next poll, so a poll
+	// forecasts none; the Series is planned again within minutes.
+	Adaptive bool
 	Logger   *slog.Logger
 }
 
@@ -134,8 +137,8 @@ func (p *Poller) Poll(ctx context.Context, key string, scheduledAt time.Time) er
 		return p.failed(ctx, log, site, key, err, took, next)
 	}
 	if page.NotModified {
-		if _, err := p.Store.RecordPoll(ctx, key, store.PollResult{Status: store.PollNotModified, Success: true,
-			Duration: took, NextPollAt: &next}); err != nil {
+		if _, err := p.Store.RecordPoll(ctx, key, p.withNext(store.PollResult{Status: store.PollNotModified, Success: true,
+			Duration: took}, next)); err != nil {
 			return err
 		}
 		log.DebugContext(ctx, "poll: not modified", "ms", took.Milliseconds())
@@ -161,6 +164,17 @@ func (p *Poller) forecast(scheduledAt time.Time) time.Time {
 	return next
 }
 
+// withNext adds the next poll to a poll's outcome: the interval policy's
+// forecast, or, under the adaptive policy, none until the plan decides.
+func (p *Poller) withNext(res store.PollResult, next time.Time) store.PollResult {
+	if p.Adaptive {
+		res.Unplanned = true
+		return res
+	}
+	res.NextPollAt, res.NextPollReason = &next, ReasonInterval
+	return res
+}
+
 // snoozeUntil is the snooze to the end of a back-off, with up to 10% (at
 // most a minute) of jitter so a Site's snoozed polls do not all wake at once.
 func snoozeUntil(until time.Time) time.Duration {
@@ -178,7 +192,7 @@ func (p *Poller) failed(ctx context.Context, log *slog.Logger, site *Site, key s
 	case errors.Is(err, ErrNoBrowser), errors.Is(err, browser.ErrNoBrowser):
 		problem := ProblemNoBrowser + ": " + site.Name + " is read only in a browser and no browser is configured (BROWSER_URL or BROWSER_PATH)"
 		log.InfoContext(ctx, "poll skipped: no browser configured")
-		if _, err := p.Store.RecordPoll(ctx, key, store.PollResult{Status: store.PollSkipped, Problem: problem, NextPollAt: &next}); err != nil {
+		if _, err := p.Store.RecordPoll(ctx, key, p.withNext(store.PollResult{Status: store.PollSkipped, Problem: problem}, next)); err != nil {
 			return err
 		}
 		return p.Store.SiteProblem(ctx, site.Name, problem)
@@ -206,7 +220,7 @@ func (p *Poller) failed(ctx context.Context, log *slog.Logger, site *Site, key s
 		retry = false
 	}
 	if !retry {
-		res.NextPollAt = &next
+		res = p.withNext(res, next)
 	}
 	if _, rerr := p.Store.RecordPoll(ctx, key, res); rerr != nil {
 		log.ErrorContext(ctx, "record failed poll", "err", rerr)
@@ -249,7 +263,7 @@ func (p *Poller) answered(ctx context.Context, log *slog.Logger, site *Site, ser
 	title, _ := site.Title(page.Body, pu)
 	coverAddr, cerr := site.Cover(page.Body, pu)
 
-	res := store.PollResult{Duration: took, NextPollAt: &next, Title: title}
+	res := p.withNext(store.PollResult{Duration: took, Title: title}, next)
 	if lerr == nil {
 		res.Status, res.Success = store.PollOK, true
 		res.Latest = &store.LatestChapter{Label: latest.Label, Number: latest.Number, URL: latest.URL, Locked: latest.Locked}

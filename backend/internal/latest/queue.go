@@ -8,8 +8,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
+	"github.com/lectern-reader/lectern/backend/internal/schedule"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -26,7 +29,11 @@ type Queue struct {
 	// HintGap is the least time since the last poll for a hint to act; 0
 	// means DefaultHintGap.
 	HintGap time.Duration
-	Logger  *slog.Logger
+	// HintsPlanned: under the adaptive policy a hint is only recorded, and
+	// the plan (minutes away) moves the Series' poll forward within its
+	// Site's budget, so a crowd of Readers cannot flood a Site.
+	HintsPlanned bool
+	Logger       *slog.Logger
 }
 
 func (q *Queue) log() *slog.Logger {
@@ -38,11 +45,13 @@ func (q *Queue) log() *slog.Logger {
 
 // Hint is told that a Reader recorded Progress beyond the Series' stored
 // Latest Chapter. The client's chapter never becomes a fact: the hint only
-// makes the next poll come now (a queued poll is made available, or one is
-// queued at PriorityHint), unless the Series was polled within HintGap.
+// makes the next poll come sooner. Under the adaptive policy (HintsPlanned)
+// it is recorded for the plan; otherwise the next poll comes now (a queued
+// poll is made available, or one is queued at PriorityHint), unless the
+// Series was polled within HintGap.
 func (q *Queue) Hint(ctx context.Context, key string) error {
 	last, err := q.Store.RecordHint(ctx, key)
-	if err != nil {
+	if err != nil || q.HintsPlanned {
 		return err
 	}
 	gap := q.HintGap
@@ -56,12 +65,14 @@ func (q *Queue) Hint(ctx context.Context, key string) error {
 }
 
 // PollNow polls a Series now (the Owner's request). store.ErrNotFound for an
-// unknown Series.
+// unknown Series. An Owner's request is an explicit one-off and runs at
+// once, outside the Site's budget (the pacing gate still spaces it); the
+// Series shows "owner request" as its next poll until it has run.
 func (q *Queue) PollNow(ctx context.Context, key string) error {
-	if _, err := q.Store.SeriesByKey(ctx, key); err != nil {
+	if err := q.Store.SetNextPoll(ctx, key, time.Now(), schedule.ReasonOwner); err != nil {
 		return err
 	}
-	return q.pollNow(ctx, key, "owner request", PriorityOwner)
+	return q.pollNow(ctx, key, schedule.ReasonOwner, PriorityOwner)
 }
 
 // RefetchCover re-acquires a Series' Cover from a fresh series-page fetch
@@ -71,7 +82,49 @@ func (q *Queue) RefetchCover(ctx context.Context, key string) error {
 	if err := q.Store.RequestCoverRefetch(ctx, key); err != nil {
 		return err
 	}
+	if err := q.Store.SetNextPoll(ctx, key, time.Now(), schedule.ReasonOwner); err != nil {
+		return err
+	}
 	return q.pollNow(ctx, key, "owner cover refetch", PriorityOwner)
+}
+
+// ErrNoSuchJob is a background job id that does not exist (any more).
+var ErrNoSuchJob = errors.New("no such job")
+
+// ErrJobDuplicate is a retry refused because the same work (the same
+// Series' poll, the same chapter) is already queued or running: River keeps
+// one such job in flight.
+var ErrJobDuplicate = errors.New("the same work is already queued or running")
+
+// RetryJob makes a background job available now (the Owner's request from
+// the queue console): a failed or cancelled job runs again, a waiting one
+// runs at once; a running job is left alone.
+func (q *Queue) RetryJob(ctx context.Context, id int64) error {
+	if _, err := q.Client.JobRetry(ctx, id); err != nil {
+		if errors.Is(err, rivertype.ErrNotFound) {
+			return fmt.Errorf("retry job %d: %w", id, ErrNoSuchJob)
+		}
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "23505" {
+			return fmt.Errorf("retry job %d: %w", id, ErrJobDuplicate)
+		}
+		return fmt.Errorf("retry job %d: %w", id, err)
+	}
+	q.log().InfoContext(ctx, "job retried by the Owner", "job", id)
+	return nil
+}
+
+// CancelJob cancels a background job that has not finished (the Owner's
+// request): a queued one never runs, a running one is told to stop.
+func (q *Queue) CancelJob(ctx context.Context, id int64) error {
+	if _, err := q.Client.JobCancel(ctx, id); err != nil {
+		if errors.Is(err, rivertype.ErrNotFound) {
+			return fmt.Errorf("cancel job %d: %w", id, ErrNoSuchJob)
+		}
+		return fmt.Errorf("cancel job %d: %w", id, err)
+	}
+	q.log().InfoContext(ctx, "job cancelled by the Owner", "job", id)
+	return nil
 }
 
 // ErrNoSuchSite is a site string the registry does not know.

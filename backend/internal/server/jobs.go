@@ -23,7 +23,9 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/metrics"
 	"github.com/lectern-reader/lectern/backend/internal/pacing"
+	"github.com/lectern-reader/lectern/backend/internal/schedule"
 	"github.com/lectern-reader/lectern/backend/internal/store"
+	"github.com/lectern-reader/lectern/backend/internal/web"
 )
 
 // Seams replace the network under the fetchers, so tests can stand loopback
@@ -57,8 +59,12 @@ type jobs struct {
 	browser *browser.Browser
 	queue   *latest.Queue
 	paces   latest.Paces
-	working bool
-	started bool
+	// policy is POLL_POLICY, budgets each Site's budget of scheduled polls.
+	policy   string
+	budgets  latest.Budgets
+	interval time.Duration
+	working  bool
+	started  bool
 }
 
 // newJobs builds the River client over the store's pool: with workers for
@@ -81,7 +87,21 @@ func newJobs(d Deps) (*jobs, error) {
 	if interval <= 0 {
 		interval = time.Hour
 	}
-	j := &jobs{paces: f.paces, browser: f.browser, working: cfg.Workers > 0}
+	budgetOverrides, err := cfg.Budgets()
+	if err != nil {
+		return nil, err
+	}
+	budgets, err := latest.NewBudgets(budgetOverrides, f.paces)
+	if err != nil {
+		return nil, err
+	}
+	// The adaptive policy is the default; POLL_POLICY=interval falls back.
+	adaptive := cfg.PollPolicy != latest.PolicyInterval
+	j := &jobs{paces: f.paces, browser: f.browser, working: cfg.Workers > 0,
+		policy: latest.PolicyAdaptive, budgets: budgets, interval: interval}
+	if !adaptive {
+		j.policy = latest.PolicyInterval
+	}
 	var images cover.BrowserImages
 	if f.browser != nil {
 		images = f.browser
@@ -92,10 +112,16 @@ func newJobs(d Deps) (*jobs, error) {
 	}
 	gate, paces := f.dest, f.paces
 
-	poller := &latest.Poller{Store: d.Store, Fetch: fetch, Interval: interval, Logger: d.Logger}
+	poller := &latest.Poller{Store: d.Store, Fetch: fetch, Interval: interval, Adaptive: adaptive, Logger: d.Logger}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &latest.PollWorker{Poller: poller, JobTimeout: pollJobTimeout(cfg)})
-	river.AddWorker(workers, &latest.PlanWorker{Scheduler: &latest.Scheduler{Store: d.Store, Interval: interval, Logger: d.Logger}})
+	plan := &latest.PlanWorker{Scheduler: &latest.Scheduler{Store: d.Store, Interval: interval, Logger: d.Logger}}
+	planEvery := interval
+	if adaptive {
+		plan.Adaptive = &latest.Adaptive{Store: d.Store, Planner: schedule.Planner{Interval: interval}, Budgets: budgets, Logger: d.Logger}
+		planEvery = plan.Adaptive.PlanEvery()
+	}
+	river.AddWorker(workers, plan)
 	river.AddWorker(workers, &cover.FetchWorker{Fetcher: &cover.Fetcher{
 		Store: d.Store, Covers: &cover.Store{Dir: cfg.CoverDir},
 		Images: gateImages{gate}, Browser: images, MaxBytes: gate.MaxBytes(),
@@ -119,7 +145,7 @@ func newJobs(d Deps) (*jobs, error) {
 	if j.working {
 		rc.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}}
 		rc.Workers = workers
-		rc.PeriodicJobs = []*river.PeriodicJob{latest.PeriodicPlan(interval)}
+		rc.PeriodicJobs = []*river.PeriodicJob{latest.PeriodicPlan(planEvery)}
 		addNotifyJobs(d, workers, rc)
 		if seams.RiverPollInterval > 0 {
 			rc.FetchPollInterval = seams.RiverPollInterval
@@ -138,7 +164,7 @@ func newJobs(d Deps) (*jobs, error) {
 		j.archive.River = client
 	}
 	poller.Covers = cover.Queue{Client: client}
-	j.queue = &latest.Queue{Client: client, Store: d.Store, Logger: d.Logger}
+	j.queue = &latest.Queue{Client: client, Store: d.Store, HintsPlanned: adaptive, Logger: d.Logger}
 	return j, nil
 }
 
@@ -244,7 +270,7 @@ func (g gateImages) FetchImage(ctx context.Context, rawURL, referer string) (cov
 
 // admin is the Owner's API over the queue.
 func (j *jobs) admin(st *store.Store, log *slog.Logger) func(r chi.Router) {
-	ad := &api.Admin{Store: st, Controls: j.controls(), Paces: j.paces, Logger: log}
+	ad := &api.Admin{Store: st, Controls: j.controls(), Paces: j.paces, Budgets: j.budgets, Policy: j.policy, Logger: log}
 	return ad.Routes
 }
 
@@ -268,6 +294,11 @@ func (c siteControls) ResumeSite(ctx context.Context, site string) error {
 }
 
 func (j *jobs) controls() siteControls { return siteControls{Queue: j.queue, archive: j.archive} }
+
+// console is what the web Owner console needs of the Poll.
+func (j *jobs) console() *web.PollConsole {
+	return &web.PollConsole{Controls: j.controls(), Policy: j.policy, Interval: j.interval, Paces: j.paces, Budgets: j.budgets}
+}
 
 // StartJobs starts working background jobs on this replica (nothing when
 // WORKERS is 0). Run calls it; tests that drive the queue without HTTP may

@@ -48,6 +48,7 @@ type Server struct {
 	jobs    *jobs
 	metrics *metrics.Metrics
 	library *library.Library
+	ui      *web.UI
 	handler http.Handler
 }
 
@@ -97,10 +98,11 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	covers.Logger = d.Logger
 	r.Handle("/covers/{address}", covers)
 	ui, err := web.New(web.Deps{Config: d.Config, Store: d.Store, Library: s.library, Logger: d.Logger, Version: d.Version,
-		Notify: newNotifyService(d), Archive: j.archive})
+		Notify: newNotifyService(d), Archive: j.archive, Poll: j.console()})
 	if err != nil {
 		return nil, err
 	}
+	s.ui = ui
 	r.Mount("/", ui.Handler())
 	s.handler = r
 	return s, nil
@@ -108,6 +110,11 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 
 // Handler is the whole router, for tests and for Run.
 func (s *Server) Handler() http.Handler { return s.handler }
+
+// WebRoutes are the web library's routes, mounted at "/" behind a guard that
+// hides them from a walk of Handler; a test that must see every route of the
+// deployment walks both.
+func (s *Server) WebRoutes() chi.Routes { return s.ui.Routes() }
 
 // Library is the Bookmark service the router uses.
 func (s *Server) Library() *library.Library { return s.library }

@@ -38,6 +38,13 @@ type Series struct {
 	PollFailures                          int
 	// HintAt is when a Reader last recorded Progress beyond the Latest Chapter.
 	HintAt *time.Time
+	// NextPollReason says why NextPollAt is what it is ("" while the next
+	// poll is being planned); Rhythm is the release rhythm learned from the
+	// Latest Chapter history (JSON of a schedule.Rhythm, nil until
+	// estimated) at RhythmAt.
+	NextPollReason string
+	Rhythm         []byte
+	RhythmAt       *time.Time
 
 	CreatedAt, UpdatedAt time.Time
 }
@@ -46,7 +53,8 @@ const seriesCols = `key, site, kind, series_url, title,
 	cover_address, cover_type, cover_source_url, cover_size, cover_at, cover_problem, cover_tried_at, cover_refetch_at,
 	latest_label, latest_url, latest_number, latest_locked, latest_at,
 	readers, last_poll_at, next_poll_at, last_success_at, poll_status, poll_problem,
-	poll_body_len, poll_ms, poll_etag, poll_last_modified, poll_failures, hint_at, created_at, updated_at`
+	poll_body_len, poll_ms, poll_etag, poll_last_modified, poll_failures, hint_at, created_at, updated_at,
+	next_poll_reason, rhythm, rhythm_at`
 
 func scanSeries(row interface{ Scan(...any) error }) (Series, error) {
 	var s Series
@@ -54,7 +62,8 @@ func scanSeries(row interface{ Scan(...any) error }) (Series, error) {
 		&s.CoverAddress, &s.CoverType, &s.CoverSourceURL, &s.CoverSize, &s.CoverAt, &s.CoverProblem, &s.CoverTriedAt, &s.CoverRefetchAt,
 		&s.LatestLabel, &s.LatestURL, &s.LatestNumber, &s.LatestLocked, &s.LatestAt,
 		&s.Readers, &s.LastPollAt, &s.NextPollAt, &s.LastSuccessAt, &s.PollStatus, &s.PollProblem,
-		&s.PollBodyLen, &s.PollMS, &s.PollETag, &s.PollLastModified, &s.PollFailures, &s.HintAt, &s.CreatedAt, &s.UpdatedAt)
+		&s.PollBodyLen, &s.PollMS, &s.PollETag, &s.PollLastModified, &s.PollFailures, &s.HintAt, &s.CreatedAt, &s.UpdatedAt,
+		&s.NextPollReason, &s.Rhythm, &s.RhythmAt)
 	return s, err
 }
 
@@ -126,10 +135,11 @@ func (s *Store) LockNextPolls(ctx context.Context, keys []string) (map[string]*t
 	return out, nil
 }
 
-// NextPoll is when one Series' next poll is planned.
+// NextPoll is when one Series' next poll is planned, and why.
 type NextPoll struct {
-	Key string
-	At  time.Time
+	Key    string
+	At     time.Time
+	Reason string
 }
 
 // SetNextPolls records planned polls in one statement. Bookkeeping only:
@@ -140,13 +150,14 @@ func (s *Store) SetNextPolls(ctx context.Context, plans []NextPoll) error {
 	}
 	keys := make([]string, len(plans))
 	ats := make([]time.Time, len(plans))
+	reasons := make([]string, len(plans))
 	for i, p := range plans {
-		keys[i], ats[i] = p.Key, p.At
+		keys[i], ats[i], reasons[i] = p.Key, p.At, p.Reason
 	}
 	_, err := s.db.Exec(ctx, `
-		UPDATE series s SET next_poll_at = p.at
-		FROM unnest($1::text[], $2::timestamptz[]) AS p(key, at)
-		WHERE s.key = p.key`, keys, ats)
+		UPDATE series s SET next_poll_at = p.at, next_poll_reason = p.reason
+		FROM unnest($1::text[], $2::timestamptz[], $3::text[]) AS p(key, at, reason)
+		WHERE s.key = p.key`, keys, ats, reasons)
 	if err != nil {
 		return fmt.Errorf("record next polls: %w", err)
 	}
@@ -200,8 +211,13 @@ type PollResult struct {
 	// ETag and LastModified are the validators of a response that answered;
 	// stored only with Latest, so a 304 always stands for a page that did.
 	ETag, LastModified string
-	// NextPollAt is the forecast of the next poll; nil keeps the stored one.
-	NextPollAt *time.Time
+	// NextPollAt is the forecast of the next poll, NextPollReason why; nil
+	// keeps the stored one.
+	NextPollAt     *time.Time
+	NextPollReason string
+	// Unplanned clears the next poll and its reason: under the adaptive
+	// policy the plan decides the next poll within minutes of this one.
+	Unplanned bool
 }
 
 // PollRecorded says which Series facts a poll changed.
@@ -255,10 +271,11 @@ func (s *Store) RecordPoll(ctx context.Context, key string, r PollResult) (PollR
 				poll_last_modified = CASE WHEN $6 THEN $8 ELSE poll_last_modified END,
 				poll_failures = CASE WHEN $9 THEN 0 WHEN $10 THEN poll_failures + 1 ELSE poll_failures END,
 				last_success_at = CASE WHEN $9 THEN now() ELSE last_success_at END,
-				next_poll_at = coalesce($11, next_poll_at)
+				next_poll_at = CASE WHEN $13 THEN NULL ELSE coalesce($11, next_poll_at) END,
+				next_poll_reason = CASE WHEN $13 THEN '' WHEN $11::timestamptz IS NULL THEN next_poll_reason ELSE $12 END
 			WHERE key = $1`,
 			key, r.Status, r.Problem, r.BodyLen, ms,
-			r.Latest != nil, r.ETag, r.LastModified, r.Success, r.Failed, r.NextPollAt)
+			r.Latest != nil, r.ETag, r.LastModified, r.Success, r.Failed, r.NextPollAt, r.NextPollReason, r.Unplanned)
 		return err
 	})
 	if err != nil {
@@ -384,6 +401,9 @@ type FailingSeries struct {
 	Failures                    int
 	LastPollAt, LastSuccessAt   *time.Time
 	CoverProblem                string
+	// NextPollAt and NextPollReason are the Series' schedule.
+	NextPollAt     *time.Time
+	NextPollReason string
 }
 
 // FailingSeriesList lists the Series whose last poll failed, most recent
@@ -391,7 +411,7 @@ type FailingSeries struct {
 func (s *Store) FailingSeriesList(ctx context.Context, limit int) ([]FailingSeries, error) {
 	rows, err := s.db.Query(ctx, `
 		SELECT key, site, title, series_url, readers, poll_status, poll_problem, poll_body_len, poll_failures,
-			last_poll_at, last_success_at, cover_problem
+			last_poll_at, last_success_at, cover_problem, next_poll_at, next_poll_reason
 		FROM series WHERE poll_failures > 0
 		ORDER BY last_poll_at DESC NULLS LAST, key LIMIT $1`, limit)
 	if err != nil {
@@ -400,7 +420,7 @@ func (s *Store) FailingSeriesList(ctx context.Context, limit int) ([]FailingSeri
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (FailingSeries, error) {
 		var f FailingSeries
 		err := row.Scan(&f.Key, &f.Site, &f.Title, &f.SeriesURL, &f.Readers, &f.Status, &f.Problem, &f.BodyLen,
-			&f.Failures, &f.LastPollAt, &f.LastSuccessAt, &f.CoverProblem)
+			&f.Failures, &f.LastPollAt, &f.LastSuccessAt, &f.CoverProblem, &f.NextPollAt, &f.NextPollReason)
 		return f, err
 	})
 	if err != nil {

@@ -164,6 +164,45 @@ func (s *Store) QueueCounts(ctx context.Context) ([]QueueCount, error) {
 	return out, nil
 }
 
+// JobProblem is a background job that failed: waiting to retry, given up
+// (discarded) or cancelled, with its last error.
+type JobProblem struct {
+	ID                   int64
+	Kind, State          string
+	Attempt, MaxAttempts int
+	// Key is the Series key the job is about ("" for a job without one);
+	// Args is the job's arguments as JSON.
+	Key, Args string
+	// Error is the last attempt's error ("" for a job cancelled before it
+	// ran); At is when the job was finalized, else when it runs next.
+	Error string
+	At    time.Time
+}
+
+// JobProblems lists the most recent failed jobs (retryable, discarded,
+// cancelled), newest first, at most limit; state narrows them to one of
+// those states when not "".
+func (s *Store) JobProblems(ctx context.Context, state string, limit int) ([]JobProblem, error) {
+	rows, err := s.db.Query(ctx, `
+		SELECT id, kind, state::text, attempt, max_attempts, coalesce(args->>'key', ''), args::text,
+			coalesce(errors[array_length(errors, 1)]->>'error', ''), coalesce(finalized_at, scheduled_at)
+		FROM river_job
+		WHERE state IN ('retryable', 'discarded', 'cancelled') AND ($1 = '' OR state::text = $1)
+		ORDER BY coalesce(finalized_at, scheduled_at) DESC, id DESC LIMIT $2`, state, limit)
+	if err != nil {
+		return nil, fmt.Errorf("failed jobs: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (JobProblem, error) {
+		var j JobProblem
+		err := row.Scan(&j.ID, &j.Kind, &j.State, &j.Attempt, &j.MaxAttempts, &j.Key, &j.Args, &j.Error, &j.At)
+		return j, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("failed jobs: %w", err)
+	}
+	return out, nil
+}
+
 // The job kind and the states of a queued poll, as River stores them.
 const (
 	pollKind     = "poll_series"

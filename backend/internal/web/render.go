@@ -73,6 +73,8 @@ type common struct {
 	Flash     string
 	Version   string
 	Narrow    bool
+	// OwnerNav is the Owner console's tabs (owner pages only).
+	OwnerNav []navLink
 }
 
 // base fills the layout's fields for the request's Reader.
@@ -83,6 +85,9 @@ func (u *UI) base(r *http.Request, title, nav string) common {
 	}
 	if s, ok := sessionFrom(r); ok {
 		c.CSRF = maskToken(s.csrf)
+	}
+	if nav == "owner" {
+		c.OwnerNav = u.ownerNav(r.URL.Path)
 	}
 	return c
 }

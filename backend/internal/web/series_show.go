@@ -30,6 +30,9 @@ type seriesPage struct {
 
 	// Archive is the path of the Series' archive page, "" without one.
 	Archive string
+
+	// Poll is how the Series is polled (series_poll.go).
+	Poll *pollFacts
 }
 
 // seriesShow is a Series' facts and the Reader's Progress on it. A Reader
@@ -100,6 +103,10 @@ func (u *UI) seriesShow(w http.ResponseWriter, r *http.Request) {
 	}
 	if u.archive != nil {
 		p.Archive = seriesPath(s.Key) + "/archive"
+	}
+	if p.Poll, err = u.seriesPoll(r, s, reader.IsOwner); err != nil {
+		u.serverError(w, r, err)
+		return
 	}
 	u.render(w, r, http.StatusOK, "series", p)
 }

@@ -53,6 +53,10 @@ type Deps struct {
 	// Notify adds the feed and push targets (feed.go, notify.go); nil
 	// leaves them out.
 	Notify *notify.Service
+	// Poll adds the Owner console's Sites, failing Series and queue pages
+	// and the Owner's controls on the Series page (owner_poll.go); nil
+	// leaves them out.
+	Poll *PollConsole
 }
 
 // UI serves the web library and the Owner console.
@@ -62,6 +66,7 @@ type UI struct {
 	lib     *library.Library
 	archive *archive.Service
 	notify  *notify.Service
+	poll    *PollConsole
 	log     *slog.Logger
 	version string
 	now     func() time.Time
@@ -77,6 +82,8 @@ type UI struct {
 	csrfCookie    string
 	csp           string
 	handler       http.Handler
+	// mux is the router inside the cross-origin guard, for route walks.
+	mux chi.Routes
 }
 
 // New builds the UI, parsing and checking every template and static file.
@@ -85,7 +92,7 @@ func New(d Deps) (*UI, error) {
 		return nil, fmt.Errorf("web UI: a Store and a Library are required")
 	}
 	u := &UI{
-		cfg: d.Config, store: d.Store, lib: d.Library, archive: d.Archive, notify: d.Notify, log: d.Logger, version: d.Version, now: d.Now,
+		cfg: d.Config, store: d.Store, lib: d.Library, archive: d.Archive, notify: d.Notify, poll: d.Poll, log: d.Logger, version: d.Version, now: d.Now,
 	}
 	if u.log == nil {
 		u.log = slog.Default()
@@ -178,12 +185,16 @@ func (u *UI) routes() http.Handler {
 				if u.archive != nil {
 					u.archiveOwnerRoutes(r)
 				}
+				if u.poll != nil {
+					u.ownerPollRoutes(r)
+				}
 			})
 		})
 	})
 
 	// Refuse cross-origin form posts (Sec-Fetch-Site / Origin) before any
 	// handler runs; the CSRF token check behind it covers old browsers.
+	u.mux = r
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, http.StatusForbidden, "Request refused",

@@ -1,0 +1,402 @@
+package latest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/lectern-reader/lectern/backend/internal/schedule"
+	"github.com/lectern-reader/lectern/backend/internal/store"
+)
+
+// The adaptive Poll (docs/adr/0013-adaptive-polling.md): package schedule learns
+// each Series' release rhythm from its Latest Chapter history and decides
+// when it is polled within its Site's budget; Adaptive feeds it from
+// Postgres, queues the polls it decides on River and records every Series'
+// next poll with its reason.
+
+// The policies of the Poll (POLL_POLICY).
+const (
+	PolicyAdaptive = "adaptive"
+	PolicyInterval = "interval"
+)
+
+// ReasonInterval is the reason of every next poll under the interval
+// policy; the adaptive policy's reasons are package schedule's.
+const ReasonInterval = "fixed interval"
+
+// UnpacedBudget is the default budget of a Site paced at zero (SITE_PACE
+// asura=0): one scheduled poll a second.
+const UnpacedBudget = 3600
+
+// maxBudget is the most requests per hour package schedule plans for.
+const maxBudget = 3_600_000
+
+// Budgets are each Site's budget of scheduled polls, in requests per hour:
+// SITE_BUDGET's, else every request its pace lets through.
+type Budgets struct {
+	overrides map[string]int
+	paces     Paces
+}
+
+// NewBudgets checks SITE_BUDGET overrides against the registry: a name that
+// is no Site is refused, so a typo does not silently leave a Site at its
+// default.
+func NewBudgets(overrides map[string]int, paces Paces) (Budgets, error) {
+	b := Budgets{overrides: map[string]int{}, paces: paces}
+	for name, n := range overrides {
+		if _, ok := Lookup(name); !ok {
+			return Budgets{}, fmt.Errorf("SITE_BUDGET names %q, which is not a Site (%s)", name, strings.Join(siteNames(), ", "))
+		}
+		if n < 1 || n > maxBudget {
+			return Budgets{}, fmt.Errorf("SITE_BUDGET of %s is %d: %w", name, n, schedule.ErrBudget)
+		}
+		b.overrides[name] = n
+	}
+	return b, nil
+}
+
+// Of is a Site's budget in requests per hour.
+func (b Budgets) Of(site *Site) int {
+	if n, ok := b.overrides[site.Name]; ok {
+		return n
+	}
+	n, err := schedule.BudgetFromPace(b.paces.Of(site))
+	if err != nil {
+		// A pace of zero (or below a microsecond) is no limit the budget
+		// can follow.
+		return UnpacedBudget
+	}
+	return n
+}
+
+// Configured reports whether SITE_BUDGET sets the Site's budget.
+func (b Budgets) Configured(site *Site) bool {
+	_, ok := b.overrides[site.Name]
+	return ok
+}
+
+// Adaptive plans the Poll under the adaptive policy: the plan_polls job
+// runs it every PlanEvery on the elected leader. For each Site with held
+// Series it claims the next planning horizon (back to back, so two plans
+// never hand out the same budget slot), refreshes the cached rhythms that
+// are stale, asks schedule.Planner for every Series' next poll, queues a
+// poll_series job at each Due decision's time and records every decision as
+// the Series' next_poll_at and next_poll_reason.
+//
+// Reader hints reach the plan through series.hint_at (Queue.HintsPlanned),
+// so they move a poll forward only within the budget. Acquisitions and the
+// Owner's "poll now" are explicit one-off requests and run at once, outside
+// the budget; the pacing gate still spaces every request to a host.
+type Adaptive struct {
+	Store *store.Store
+	// Planner holds the policy's settings; Interval is POLL_INTERVAL.
+	Planner schedule.Planner
+	Budgets Budgets
+	// Now is the plan's clock; nil means time.Now.
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Staleness of a cached rhythm: it is estimated again after a new release
+// and at least this often, so a Series whose releases stop drifts to
+// dormant.
+const rhythmMaxAge = 24 * time.Hour
+
+// historyWindow is how much Latest Chapter history is read for an
+// estimate; schedule.Estimate looks back 12 weeks.
+const historyWindow = 13 * 7 * 24 * time.Hour
+
+func (a *Adaptive) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
+
+func (a *Adaptive) log() *slog.Logger {
+	if a.Logger != nil {
+		return a.Logger
+	}
+	return slog.Default()
+}
+
+func (a *Adaptive) horizon() time.Duration {
+	if a.Planner.Horizon > 0 {
+		return a.Planner.Horizon
+	}
+	return schedule.DefaultHorizon
+}
+
+// PlanEvery is how often the plan_polls job runs: a third of a horizon, so
+// the next horizon is claimed while one and a half are still planned ahead.
+func (a *Adaptive) PlanEvery() time.Duration { return a.horizon() / 3 }
+
+// Run plans every Site whose next horizon is due and returns how many polls
+// it queued.
+func (a *Adaptive) Run(ctx context.Context, client *river.Client[pgx.Tx]) (int, error) {
+	if client == nil {
+		return 0, errors.New("plan polls: no River client")
+	}
+	now := a.now()
+	sites, err := a.Store.HeldSites(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("plan polls: %w", err)
+	}
+	states, err := a.Store.SiteStates(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("plan polls: %w", err)
+	}
+	jobs, err := a.Store.QueuedPollJobs(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("plan polls: %w", err)
+	}
+	queued := map[string][]store.QueuedPoll{}
+	for _, j := range jobs {
+		queued[j.Key] = append(queued[j.Key], j)
+	}
+	h := a.horizon()
+	total := 0
+	var errs []error
+	for _, name := range sites {
+		site, ok := Lookup(name)
+		if !ok {
+			// Its polls record unknown_site; there is nothing to plan.
+			continue
+		}
+		start, ok, err := a.Store.ClaimPlan(ctx, name, now, h/2, h)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		n, err := a.planSite(ctx, client, site, start, states[name], queued)
+		total += n
+		if err != nil {
+			errs = append(errs, fmt.Errorf("plan polls of %s: %w", name, err))
+		}
+	}
+	return total, errors.Join(errs...)
+}
+
+// intervalJobReason is the reason the interval policy's plan gives its
+// polls; such a poll queued beyond the adaptive plan's horizon was left by
+// the interval policy (the adaptive plan never queues past its horizon),
+// and the adaptive plan replaces it.
+const intervalJobReason = "schedule"
+
+// planSite plans one Site's horizon [start, start+horizon).
+func (a *Adaptive) planSite(ctx context.Context, client *river.Client[pgx.Tx], site *Site, start time.Time,
+	state store.SiteState, queued map[string][]store.QueuedPoll) (int, error) {
+	log := a.log().With("site", site.Name)
+	cands, err := a.Store.ScheduleCandidates(ctx, site.Name)
+	if err != nil || len(cands) == 0 {
+		return 0, err
+	}
+	end := start.Add(a.horizon())
+	rhythms, err := a.rhythms(ctx, cands, start)
+	if err != nil {
+		return 0, err
+	}
+	var paused time.Time
+	if until, ok := state.Paused(start); ok {
+		paused = until
+	}
+
+	// A Series whose poll is queued (an Acquisition, the Owner's request, a
+	// poll planned by the last horizon, one snoozed or retrying) is not
+	// planned again until that poll has run: the queued poll is its next.
+	in := make([]schedule.Series, 0, len(cands))
+	idx := make([]int, 0, len(cands))
+	stale := map[string][]int64{}
+	var waiting []int
+	for i, c := range cands {
+		var old []int64
+		busy := false
+		for _, j := range queued[c.Key] {
+			if j.Reason == intervalJobReason && j.State == "scheduled" && !j.Attempted && !j.ScheduledAt.Before(end) {
+				old = append(old, j.ID)
+				continue
+			}
+			busy = true
+		}
+		if busy {
+			waiting = append(waiting, i)
+			continue
+		}
+		if len(old) > 0 {
+			stale[c.Key] = old
+		}
+		s := schedule.Series{Key: c.Key, Readers: c.Readers, Since: c.CreatedAt, Rhythm: rhythms[i]}
+		if c.LastRelease != nil {
+			s.Releases = []schedule.Release{{Seen: c.LastRelease.Seen, After: c.LastRelease.After}}
+		}
+		if c.LastPollAt != nil {
+			s.LastPoll = *c.LastPollAt
+		}
+		s.Hint = c.HintAt != nil && (c.LastPollAt == nil || c.HintAt.After(*c.LastPollAt))
+		in = append(in, s)
+		idx = append(idx, i)
+	}
+	budget := a.Budgets.Of(site)
+	decisions, err := a.Planner.Plan(start, schedule.Site{Name: site.Name, PerHour: budget, PausedUntil: paused}, in)
+	if err != nil {
+		return 0, err
+	}
+
+	queuedN, raced, due, cancelled := 0, 0, 0, 0
+	for from := 0; from < len(decisions); from += planBatch {
+		batch := decisions[from:min(from+planBatch, len(decisions))]
+		bidx := idx[from:min(from+planBatch, len(decisions))]
+		err := a.Store.InTx(ctx, func(tx *store.Store) error {
+			keys := make([]string, len(batch))
+			for i, d := range batch {
+				keys[i] = d.Key
+			}
+			last, err := tx.LockLastPolls(ctx, keys)
+			if err != nil {
+				return err
+			}
+			params := make([]river.InsertManyParams, 0, len(batch))
+			next := make([]store.NextPoll, 0, len(batch))
+			for i, d := range batch {
+				c := cands[bidx[i]]
+				if cur, ok := last[d.Key]; !ok || !sameTime(cur, c.LastPollAt) {
+					// Polled (or gone) since the plan read it: decided on
+					// stale facts, and planned again by the next horizon.
+					raced++
+					continue
+				}
+				for _, id := range stale[d.Key] {
+					if _, err := client.JobCancelTx(ctx, tx.Tx(), id); err != nil {
+						return fmt.Errorf("replace the interval policy's poll %d of %s: %w", id, d.Key, err)
+					}
+					cancelled++
+				}
+				if d.Due {
+					due++
+					params = append(params, river.InsertManyParams{Args: PollArgs{Key: d.Key, Reason: d.Reason}, InsertOpts: &river.InsertOpts{
+						ScheduledAt: d.At, Priority: PriorityScheduled, UniqueOpts: uniqueInFlight,
+					}})
+				}
+				if d.Due || len(stale[d.Key]) > 0 || changed(c.NextPollAt, c.NextPollReason, d.At, d.Reason) {
+					next = append(next, store.NextPoll{Key: d.Key, At: d.At, Reason: d.Reason})
+				}
+			}
+			if len(params) > 0 {
+				res, err := client.InsertManyTx(ctx, tx.Tx(), params)
+				if err != nil {
+					return err
+				}
+				for _, r := range res {
+					if !r.UniqueSkippedAsDuplicate {
+						queuedN++
+					}
+				}
+			}
+			return tx.SetNextPolls(ctx, next)
+		})
+		if err != nil {
+			return queuedN, fmt.Errorf("queue: %w", err)
+		}
+	}
+
+	// The queued polls of a paused Site are snoozed to the pause's end.
+	if !paused.IsZero() && len(waiting) > 0 {
+		reason := schedule.ReasonPaused(paused)
+		var next []store.NextPoll
+		for _, i := range waiting {
+			c := cands[i]
+			if changed(c.NextPollAt, c.NextPollReason, paused, reason) {
+				next = append(next, store.NextPoll{Key: c.Key, At: paused, Reason: reason})
+			}
+		}
+		if err := a.Store.SetNextPolls(ctx, next); err != nil {
+			return queuedN, err
+		}
+	}
+	log.InfoContext(ctx, "planned polls", "from", start, "to", end, "held", len(cands), "planned", len(in),
+		"waiting", len(waiting), "due", due, "queued", queuedN, "polled_meanwhile", raced,
+		"replaced", cancelled, "budget_per_hour", budget, "paused", !paused.IsZero())
+	return queuedN, nil
+}
+
+// changed reports whether a decision differs enough from the stored next
+// poll to be written: forecasts move by seconds from one plan to the next,
+// and rewriting thousands of rows every few minutes for that is waste.
+func changed(at *time.Time, reason string, nat time.Time, nreason string) bool {
+	if at == nil || reason != nreason {
+		return true
+	}
+	d := at.Sub(nat)
+	return d > time.Minute || d < -time.Minute
+}
+
+// rhythms returns each candidate's rhythm: the cached one while fresh,
+// else estimated again from its Latest Chapter history (and cached).
+func (a *Adaptive) rhythms(ctx context.Context, cands []store.ScheduleCandidate, now time.Time) ([]*schedule.Rhythm, error) {
+	out := make([]*schedule.Rhythm, len(cands))
+	var stale []int
+	for i, c := range cands {
+		if c.Rhythm != nil && c.RhythmAt != nil && now.Sub(*c.RhythmAt) < rhythmMaxAge &&
+			(c.LastChangeAt == nil || !c.LastChangeAt.After(*c.RhythmAt)) {
+			var r schedule.Rhythm
+			if err := json.Unmarshal(c.Rhythm, &r); err == nil {
+				out[i] = &r
+				continue
+			}
+		}
+		stale = append(stale, i)
+	}
+	if len(stale) == 0 {
+		return out, nil
+	}
+	keys := make([]string, len(stale))
+	for j, i := range stale {
+		keys[j] = cands[i].Key
+	}
+	hist, err := a.Store.ReleaseHistory(ctx, keys, now.Add(-historyWindow))
+	if err != nil {
+		return nil, err
+	}
+	recs := make([]store.RhythmRecord, 0, len(stale))
+	for _, i := range stale {
+		c := cands[i]
+		rel := make([]schedule.Release, len(hist[c.Key]))
+		for j, h := range hist[c.Key] {
+			rel[j] = schedule.Release{Seen: h.Seen, After: h.After}
+		}
+		r := schedule.Estimate(c.CreatedAt, now, rel)
+		out[i] = &r
+		raw, err := json.Marshal(r)
+		if err != nil {
+			a.log().WarnContext(ctx, "rhythm not cached", "series", c.Key, "err", err)
+			continue
+		}
+		recs = append(recs, store.RhythmRecord{Key: c.Key, Rhythm: raw, At: now})
+	}
+	return out, a.Store.SetRhythms(ctx, recs)
+}
+
+// DescribeRhythm renders a cached rhythm (series.rhythm) for people:
+// "weekly, Tuesdays ~14:00" (times in UTC); ok is false when there is none
+// or it cannot be read.
+func DescribeRhythm(raw []byte) (desc string, kind schedule.Kind, ok bool) {
+	if len(raw) == 0 {
+		return "", "", false
+	}
+	var r schedule.Rhythm
+	if err := json.Unmarshal(raw, &r); err != nil || r.Kind == "" {
+		return "", "", false
+	}
+	return r.Describe(time.UTC), r.Kind, true
+}
