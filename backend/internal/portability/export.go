@@ -9,11 +9,14 @@
 package portability
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -105,6 +108,52 @@ var CSVColumns = []string{
 }
 
 // WriteCSV writes the export as RFC 4180 CSV with a header row.
+// ErrExportFormat is an export format other than json or csv.
+var ErrExportFormat = errors.New("format must be json or csv")
+
+// File is an export ready to send: the body, its content type and a file
+// name dated by the export.
+type File struct {
+	Body        []byte
+	ContentType string
+	Name        string
+}
+
+// Render writes the export in format ("" or "json", or "csv") whole, so a
+// failure is a clean error rather than half a download.
+func (e Export) Render(format string, now time.Time) (File, error) {
+	var buf bytes.Buffer
+	f := File{ContentType: "application/json; charset=utf-8"}
+	ext := "json"
+	var err error
+	switch format {
+	case "", "json":
+		err = e.WriteJSON(&buf)
+	case "csv":
+		f.ContentType, ext = "text/csv; charset=utf-8", "csv"
+		err = e.WriteCSV(&buf)
+	default:
+		return File{}, fmt.Errorf("%w, not %q", ErrExportFormat, format)
+	}
+	if err != nil {
+		return File{}, err
+	}
+	f.Body = buf.Bytes()
+	f.Name = "lectern-export-" + now.UTC().Format(time.DateOnly) + "." + ext
+	return f, nil
+}
+
+// Send writes a rendered export as an attachment that no shared cache keeps
+// (it is a Reader's whole history).
+func (f File) Send(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", f.ContentType)
+	h.Set("Content-Disposition", `attachment; filename="`+f.Name+`"`)
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(f.Body)
+}
+
 func (e Export) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVColumns); err != nil {

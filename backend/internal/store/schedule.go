@@ -213,24 +213,7 @@ func (s *Store) QueuedPollJobs(ctx context.Context) ([]QueuedPoll, error) {
 // a Series polled since it read it: its decision was made on stale facts,
 // and the next plan, minutes later, decides again.
 func (s *Store) LockLastPolls(ctx context.Context, keys []string) (map[string]*time.Time, error) {
-	rows, err := s.db.Query(ctx, `SELECT key, last_poll_at FROM series WHERE key = ANY($1) ORDER BY key FOR UPDATE`, keys)
-	if err != nil {
-		return nil, fmt.Errorf("lock last polls: %w", err)
-	}
-	defer rows.Close()
-	out := make(map[string]*time.Time, len(keys))
-	for rows.Next() {
-		var key string
-		var at *time.Time
-		if err := rows.Scan(&key, &at); err != nil {
-			return nil, fmt.Errorf("lock last polls: %w", err)
-		}
-		out[key] = at
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("lock last polls: %w", err)
-	}
-	return out, nil
+	return s.lockPollTimes(ctx, keys, `SELECT key, last_poll_at FROM series WHERE key = ANY($1) ORDER BY key FOR UPDATE`)
 }
 
 // SeriesSchedule is one held Series' schedule, for the Owner's lists.

@@ -115,9 +115,15 @@ func (s *Store) PollCandidates(ctx context.Context, before time.Time) ([]PollCan
 // under the same row lock, so it either ran before (and changed the value)
 // or waits for the plan to commit.
 func (s *Store) LockNextPolls(ctx context.Context, keys []string) (map[string]*time.Time, error) {
-	rows, err := s.db.Query(ctx, `SELECT key, next_poll_at FROM series WHERE key = ANY($1) ORDER BY key FOR UPDATE`, keys)
+	return s.lockPollTimes(ctx, keys, `SELECT key, next_poll_at FROM series WHERE key = ANY($1) ORDER BY key FOR UPDATE`)
+}
+
+// lockPollTimes runs one of the row-locking reads above (always in key
+// order, so two planners never deadlock) and maps key to the time read.
+func (s *Store) lockPollTimes(ctx context.Context, keys []string, query string) (map[string]*time.Time, error) {
+	rows, err := s.db.Query(ctx, query, keys)
 	if err != nil {
-		return nil, fmt.Errorf("lock next polls: %w", err)
+		return nil, fmt.Errorf("lock poll times: %w", err)
 	}
 	defer rows.Close()
 	out := make(map[string]*time.Time, len(keys))
@@ -125,12 +131,12 @@ func (s *Store) LockNextPolls(ctx context.Context, keys []string) (map[string]*t
 		var key string
 		var at *time.Time
 		if err := rows.Scan(&key, &at); err != nil {
-			return nil, fmt.Errorf("lock next polls: %w", err)
+			return nil, fmt.Errorf("lock poll times: %w", err)
 		}
 		out[key] = at
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("lock next polls: %w", err)
+		return nil, fmt.Errorf("lock poll times: %w", err)
 	}
 	return out, nil
 }

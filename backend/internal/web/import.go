@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -176,33 +175,20 @@ func labelOf(f portability.Format) string {
 // /api/export, for a signed-in browser).
 func (u *UI) exportDownload(w http.ResponseWriter, r *http.Request) {
 	reader, _ := readerFrom(r)
-	format := r.URL.Query().Get("format")
-	if format != "" && format != "json" && format != "csv" {
-		u.fail(w, r, http.StatusBadRequest, "Unknown format", "Lectern exports JSON or CSV.")
-		return
-	}
 	now := u.now()
 	exp, err := portability.Build(r.Context(), u.store, reader.ID, u.cfg.PublicBaseURL, now)
 	if err != nil {
 		u.serverError(w, r, err)
 		return
 	}
-	var buf bytes.Buffer
-	ext, ctype := "json", "application/json; charset=utf-8"
-	if format == "csv" {
-		ext, ctype = "csv", "text/csv; charset=utf-8"
-		err = exp.WriteCSV(&buf)
-	} else {
-		err = exp.WriteJSON(&buf)
+	file, err := exp.Render(r.URL.Query().Get("format"), now)
+	if errors.Is(err, portability.ErrExportFormat) {
+		u.fail(w, r, http.StatusBadRequest, "Unknown format", "Lectern exports JSON or CSV.")
+		return
 	}
 	if err != nil {
 		u.serverError(w, r, err)
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", ctype)
-	h.Set("Content-Disposition", `attachment; filename="lectern-export-`+now.UTC().Format(time.DateOnly)+`.`+ext+`"`)
-	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(buf.Bytes())
+	file.Send(w)
 }
