@@ -35,6 +35,12 @@ docs:
 clean:
 	rm -rf bin
 
+# Every go test -fuzz target for FUZZTIME each (default 30s); FUZZ=regexp
+# picks targets. Findings land in <package>/testdata/fuzz/ as regression
+# seeds, which plain `go test` (and so CI) replays.
+fuzz:
+	scripts/fuzz.sh
+
 # Load figures with their references measured in the same run (no thresholds).
 bench:
 	go run ./backend/cmd/bench -d 60s mixed

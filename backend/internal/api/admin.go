@@ -210,8 +210,7 @@ func (ad *Admin) serverError(w http.ResponseWriter, r *http.Request, err error) 
 	if log == nil {
 		log = slog.Default()
 	}
-	log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-	writeError(w, http.StatusInternalServerError, "internal error; the server log has details")
+	internalError(log, w, r, err)
 }
 
 func utcPtr(t *time.Time) *time.Time {

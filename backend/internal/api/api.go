@@ -106,10 +106,10 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 // WriteError is writeError for the packages that add routes to the API.
 func WriteError(w http.ResponseWriter, status int, msg string) { writeError(w, status, msg) }
 
-// serverError logs an unexpected failure and answers 500 without details.
+// serverError logs an unexpected failure and answers 500 without details,
+// or 503 while the database is unreachable.
 func (a *API) serverError(w http.ResponseWriter, r *http.Request, err error) {
-	a.log().ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-	writeError(w, http.StatusInternalServerError, "internal error; the server log has details")
+	internalError(a.log(), w, r, err)
 }
 
 // Decode reads a JSON body into v: 413 over MaxBody, 400 for anything that

@@ -61,8 +61,7 @@ func (ar *Archive) log() *slog.Logger {
 }
 
 func (ar *Archive) serverError(w http.ResponseWriter, r *http.Request, err error) {
-	ar.log().ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-	writeError(w, http.StatusInternalServerError, "internal error; the server log has details")
+	internalError(ar.log(), w, r, err)
 }
 
 // fail answers the archive's errors with the status that names them; a

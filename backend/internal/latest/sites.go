@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/chromedp/chromedp"
 )
@@ -298,10 +299,12 @@ func (s *Site) resolve(u *url.URL) (Ref, error) {
 	return Ref{Key: s.Name + ":" + slug, Site: s.Name, Kind: s.Kind, SeriesURL: series.String()}, nil
 }
 
-// SplitKey splits a Series key into its site and slug.
+// SplitKey splits a Series key into its site and slug. A key that is not
+// valid UTF-8 text without NUL is no key: the registry never makes one, and
+// Postgres refuses it as a query parameter (a 500 where a 404 is due).
 func SplitKey(key string) (site, slug string, ok bool) {
 	site, slug, ok = strings.Cut(key, ":")
-	return site, slug, ok && site != "" && slug != ""
+	return site, slug, ok && site != "" && slug != "" && utf8.ValidString(key) && !strings.ContainsRune(key, 0)
 }
 
 // parseSiteURL parses and normalises a Site URL: lower-case host, no port,

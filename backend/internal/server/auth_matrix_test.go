@@ -1,10 +1,12 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -22,6 +24,7 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/account"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/cover"
+	"github.com/lectern-reader/lectern/backend/internal/notify"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -88,7 +91,7 @@ func newAuthWorld(t *testing.T) *authWorld {
 	st := store.New(pgtest.New(t))
 	cfg := config.Config{PublicBaseURL: testBase, DataDir: t.TempDir()}
 	cfg.Fill()
-	srv, err := New(ctx, Deps{Config: cfg, Store: st, Version: "test", Logger: quiet()})
+	srv, err := New(ctx, Deps{Config: cfg, Store: st, Version: "test", Logger: quiet(), Seams: offline()})
 	require.NoError(t, err)
 	w := &authWorld{h: srv.Handler(), st: st, csrf: map[string]string{}}
 
@@ -105,7 +108,7 @@ func newAuthWorld(t *testing.T) *authWorld {
 	w.ann, w.annTok, w.annSes = mk("ann", false)
 	w.bob, w.bobTok, w.bobSes = mk("bob", false)
 
-	spare, th, err := account.NewToken()
+	_, th, err := account.NewToken()
 	require.NoError(t, err)
 	tk, err := st.CreateToken(ctx, w.ann.ID, "spare", th)
 	require.NoError(t, err)
@@ -115,7 +118,6 @@ func newAuthWorld(t *testing.T) *authWorld {
 	tk, err = st.CreateToken(ctx, w.ann.ID, "old", th)
 	require.NoError(t, err)
 	require.NoError(t, st.RevokeToken(ctx, w.ann.ID, tk.ID))
-	_ = spare
 
 	w.deadSes = w.session(t, w.ann.ID)
 	require.NoError(t, st.DeleteSession(ctx, account.HashSecret(w.deadSes)))
@@ -125,11 +127,14 @@ func newAuthWorld(t *testing.T) *authWorld {
 	require.Equal(t, http.StatusCreated, rec.Code, "%s", rec.Body)
 	require.NoError(t, st.Pool.QueryRow(ctx, `SELECT id FROM river_job WHERE kind = 'poll_series' AND args->>'key' = $1`, annKey).Scan(&w.jobID))
 
-	target, err := st.CreateTarget(ctx, w.ann.ID, "webhook", "https://hooks.example.net/ann")
+	// A loopback target: a test send is refused by the destination gate
+	// before any packet leaves (no name to resolve either).
+	target, err := st.CreateTarget(ctx, w.ann.ID, "webhook", "https://127.0.0.1:9/ann")
 	require.NoError(t, err)
 	w.annTargetID = target.ID
-	w.annFeedKey, err = account.NewSecret()
+	raw, err := account.NewSecret()
 	require.NoError(t, err)
+	w.annFeedKey = notify.FeedSecretPrefix + raw
 	_, err = st.SetFeedSecret(ctx, w.ann.ID, account.HashSecret(w.annFeedKey))
 	require.NoError(t, err)
 
@@ -192,8 +197,10 @@ func (w *authWorld) call(method, target, authz, session, ctype, body string) *ht
 type matrixRow struct {
 	method, route string
 	path          func(w *authWorld) string
-	// body is the JSON (API) or the form fields (web) a caller sends.
-	body func(w *authWorld) string
+	// body is the JSON (API) or the form fields (web) a caller sends;
+	// multipart sends the fields as an upload form does.
+	body      func(w *authWorld) string
+	multipart bool
 
 	anon, revoked, noCSRF, other, reader, owner int
 }
@@ -258,7 +265,18 @@ func (r matrixRow) ask(w *authWorld, caller string) *httptest.ResponseRecorder {
 	if raw, ok := w.csrf[ses]; ok && caller != "noCSRF" && caller != "revoked" {
 		form.Set("csrf", masked(raw))
 	}
-	return w.call(r.method, path, authz, ses, "application/x-www-form-urlencoded", form.Encode())
+	if !r.multipart {
+		return w.call(r.method, path, authz, ses, "application/x-www-form-urlencoded", form.Encode())
+	}
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	for k, vs := range form {
+		for _, v := range vs {
+			_ = mw.WriteField(k, v)
+		}
+	}
+	_ = mw.Close()
+	return w.call(r.method, path, authz, ses, mw.FormDataContentType(), buf.String())
 }
 
 func matrixRows() []matrixRow {
@@ -291,12 +309,12 @@ func matrixRows() []matrixRow {
 		{method: "DELETE", route: "/api/bookmarks/{key}", path: fixed("/api/bookmarks/asura:nobody-holds-this"), anon: unauth, revoked: unauth, noCSRF: unauth, other: notFound, reader: notFound, owner: notFound},
 		{method: "GET", route: "/api/resolve", path: fixed("/api/resolve?url=https%3A%2F%2Fasurascans.com%2Fcomics%2Fsolo-leveling-1a2b3c4d"), anon: unauth, revoked: unauth, noCSRF: unauth, other: ok, reader: ok, owner: ok},
 		{method: "GET", route: "/api/export", path: fixed("/api/export"), anon: unauth, revoked: unauth, noCSRF: unauth, other: ok, reader: ok, owner: ok},
-		{method: "POST", route: "/api/import", path: fixed("/api/import?format=urls&dry_run=true"), body: fixed(""), anon: unauth, revoked: unauth, noCSRF: unauth, other: 0, reader: 0, owner: 0},
-		{method: "GET", route: "/api/series/{key}/archive", path: fixed("/api/series/" + key + "/archive"), anon: unauth, revoked: unauth, noCSRF: unauth, other: notFound, reader: ok, owner: notFound},
-		{method: "POST", route: "/api/series/{key}/archive", path: fixed("/api/series/" + key + "/archive"), body: fixed(`{"scope":"latest"}`), anon: unauth, revoked: unauth, noCSRF: unauth, other: notFound, reader: forbidden, owner: notFound},
-		{method: "PUT", route: "/api/series/{key}/archive/follow", path: fixed("/api/series/" + key + "/archive/follow"), body: fixed(`{"follow":true}`), anon: unauth, revoked: unauth, noCSRF: unauth, other: notFound, reader: 0, owner: notFound},
+		{method: "POST", route: "/api/import", path: fixed("/api/import?format=urls&dry_run=true"), body: fixed("https://asurascans.com/comics/solo-leveling-1a2b3c4d\n"), anon: unauth, revoked: unauth, noCSRF: unauth, other: ok, reader: ok, owner: ok},
+		{method: "GET", route: "/api/series/{key}/archive", path: fixed("/api/series/" + key + "/archive"), anon: unauth, revoked: unauth, noCSRF: unauth, other: notFound, reader: ok, owner: ok},
+		{method: "POST", route: "/api/series/{key}/archive", path: fixed("/api/series/" + key + "/archive"), body: fixed(`{"scope":"latest"}`), anon: unauth, revoked: unauth, noCSRF: unauth, other: notFound, reader: forbidden, owner: accepted},
+		{method: "PUT", route: "/api/series/{key}/archive/follow", path: fixed("/api/series/" + key + "/archive/follow"), body: fixed(`{"follow":true}`), anon: unauth, revoked: unauth, noCSRF: unauth, other: notFound, reader: forbidden, owner: notFound},
 		{method: "GET", route: "/api/series/{key}/archive.cbz", path: fixed("/api/series/" + key + "/archive.cbz"), anon: unauth, revoked: unauth, noCSRF: unauth, other: notFound, reader: notFound, owner: notFound},
-		{method: "GET", route: "/api/series/{key}/archive.epub", path: fixed("/api/series/" + key + "/archive.epub"), anon: unauth, revoked: unauth, noCSRF: unauth, other: notFound, reader: 0, owner: notFound},
+		{method: "GET", route: "/api/series/{key}/archive.epub", path: fixed("/api/series/" + key + "/archive.epub"), anon: unauth, revoked: unauth, noCSRF: unauth, other: notFound, reader: bad, owner: bad},
 
 		// The Owner's API.
 		{method: "GET", route: "/api/admin/status", path: fixed("/api/admin/status"), anon: unauth, revoked: unauth, noCSRF: unauth, other: forbidden, reader: forbidden, owner: ok},
@@ -309,19 +327,19 @@ func matrixRows() []matrixRow {
 		{method: "POST", route: "/api/admin/jobs/{id}/retry", path: id(job, "/api/admin/jobs/%d/retry"), anon: unauth, revoked: unauth, noCSRF: unauth, other: forbidden, reader: forbidden, owner: ok},
 		{method: "POST", route: "/api/admin/jobs/{id}/cancel", path: id(job, "/api/admin/jobs/%d/cancel"), anon: unauth, revoked: unauth, noCSRF: unauth, other: forbidden, reader: forbidden, owner: ok},
 		{method: "GET", route: "/api/admin/archive/jobs", path: fixed("/api/admin/archive/jobs"), anon: unauth, revoked: unauth, noCSRF: unauth, other: forbidden, reader: forbidden, owner: ok},
-		{method: "POST", route: "/api/admin/archive/jobs/{id}/cancel", path: id(chapter, "/api/admin/archive/jobs/%d/cancel"), anon: unauth, revoked: unauth, noCSRF: unauth, other: forbidden, reader: forbidden, owner: 0},
-		{method: "POST", route: "/api/admin/archive/jobs/{id}/retry", path: id(chapter, "/api/admin/archive/jobs/%d/retry"), anon: unauth, revoked: unauth, noCSRF: unauth, other: forbidden, reader: forbidden, owner: 0},
-		{method: "POST", route: "/api/admin/archive/requests/{id}/cancel", path: func(w *authWorld) string { return fmt.Sprintf("/api/admin/archive/requests/%d/cancel", w.requestID) }, anon: unauth, revoked: unauth, noCSRF: unauth, other: forbidden, reader: forbidden, owner: 0},
+		{method: "POST", route: "/api/admin/archive/jobs/{id}/cancel", path: id(chapter, "/api/admin/archive/jobs/%d/cancel"), anon: unauth, revoked: unauth, noCSRF: unauth, other: forbidden, reader: forbidden, owner: ok},
+		{method: "POST", route: "/api/admin/archive/jobs/{id}/retry", path: id(chapter, "/api/admin/archive/jobs/%d/retry"), anon: unauth, revoked: unauth, noCSRF: unauth, other: forbidden, reader: forbidden, owner: conflict},
+		{method: "POST", route: "/api/admin/archive/requests/{id}/cancel", path: func(w *authWorld) string { return fmt.Sprintf("/api/admin/archive/requests/%d/cancel", w.requestID) }, anon: unauth, revoked: unauth, noCSRF: unauth, other: forbidden, reader: forbidden, owner: ok},
 		{method: "GET", route: "/api/admin/archive/readers", path: fixed("/api/admin/archive/readers"), anon: unauth, revoked: unauth, noCSRF: unauth, other: forbidden, reader: forbidden, owner: ok},
 		{method: "PUT", route: "/api/admin/archive/readers/{id}", path: id(bob, "/api/admin/archive/readers/%d"), body: fixed(`{"enabled":true,"max_chapters":10}`), anon: unauth, revoked: unauth, noCSRF: unauth, other: forbidden, reader: forbidden, owner: ok},
 
 		// The web library: public pages.
 		{method: "GET", route: "/", path: fixed("/"), anon: seeOther, revoked: seeOther, other: seeOther, reader: seeOther, owner: seeOther},
 		{method: "GET", route: "/static/{name}", path: func(w *authWorld) string { return w.staticCSS }, anon: ok, revoked: ok, other: ok, reader: ok, owner: ok},
-		{method: "GET", route: "/setup", path: fixed("/setup"), anon: 0, revoked: 0, other: 0, reader: 0, owner: 0},
-		{method: "POST", route: "/setup", path: fixed("/setup"), body: fixed("name=mallory&password=correct+horse+battery&password2=correct+horse+battery"), anon: 0, revoked: 0, noCSRF: 0, other: 0, reader: 0, owner: 0},
-		{method: "GET", route: "/login", path: fixed("/login"), anon: ok, revoked: ok, other: 0, reader: 0, owner: 0},
-		{method: "POST", route: "/login", path: fixed("/login"), body: fixed("name=ann&password=wrong"), anon: 0, revoked: 0, noCSRF: 0, other: 0, reader: 0, owner: 0},
+		{method: "GET", route: "/setup", path: fixed("/setup"), anon: seeOther, revoked: seeOther, other: seeOther, reader: seeOther, owner: seeOther},
+		{method: "POST", route: "/setup", path: fixed("/setup"), body: fixed("name=mallory&password=correct+horse+battery&password2=correct+horse+battery"), anon: forbidden, revoked: forbidden, noCSRF: forbidden, other: forbidden, reader: forbidden, owner: forbidden},
+		{method: "GET", route: "/login", path: fixed("/login"), anon: ok, revoked: ok, other: seeOther, reader: seeOther, owner: seeOther},
+		{method: "POST", route: "/login", path: fixed("/login"), body: fixed("name=ann&password=wrong"), anon: forbidden, revoked: forbidden, noCSRF: forbidden, other: forbidden, reader: forbidden, owner: forbidden},
 		{method: "GET", route: "/feed.atom", path: func(w *authWorld) string { return "/feed.atom?key=" + w.annFeedKey }, anon: ok, revoked: ok, other: ok, reader: ok, owner: ok},
 		{method: "GET", route: "/feed.atom", path: fixed("/feed.atom?key=not-a-feed-key"), anon: notFound, revoked: notFound, other: notFound, reader: notFound, owner: notFound},
 
@@ -329,50 +347,50 @@ func matrixRows() []matrixRow {
 		{method: "POST", route: "/logout", path: fixed("/logout"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: seeOther, reader: seeOther, owner: seeOther},
 		{method: "GET", route: "/library", path: fixed("/library"), anon: seeOther, revoked: seeOther, other: seeOther, reader: seeOther, owner: seeOther},
 		{method: "GET", route: "/library/{kind}", path: fixed("/library/manga"), anon: seeOther, revoked: seeOther, other: ok, reader: ok, owner: ok},
-		{method: "POST", route: "/library/caught-up", path: fixed("/library/caught-up"), body: fixed("key=" + key), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: 0, reader: 0, owner: 0},
-		{method: "POST", route: "/library/remove", path: fixed("/library/remove"), body: fixed("key=" + key), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: 0, reader: 0, owner: 0},
-		{method: "GET", route: "/series/{key}", path: fixed("/series/" + key), anon: seeOther, revoked: seeOther, other: 0, reader: ok, owner: 0},
-		{method: "GET", route: "/series/{key}/archive", path: fixed("/series/" + key + "/archive"), anon: seeOther, revoked: seeOther, other: 0, reader: 0, owner: 0},
-		{method: "POST", route: "/series/{key}/archive", path: fixed("/series/" + key + "/archive"), body: fixed("scope=latest"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: 0, reader: 0, owner: 0},
-		{method: "POST", route: "/series/{key}/archive/follow", path: fixed("/series/" + key + "/archive/follow"), body: fixed("follow=true"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: 0, reader: 0, owner: 0},
-		{method: "GET", route: "/series/{key}/archive.cbz", path: fixed("/series/" + key + "/archive.cbz"), anon: seeOther, revoked: seeOther, other: 0, reader: 0, owner: 0},
-		{method: "GET", route: "/series/{key}/archive.epub", path: fixed("/series/" + key + "/archive.epub"), anon: seeOther, revoked: seeOther, other: 0, reader: 0, owner: 0},
-		{method: "GET", route: "/series/{key}/archive/pages/{address}", path: func(w *authWorld) string { return "/series/" + key + "/archive/pages/" + w.coverAddr }, anon: seeOther, revoked: seeOther, other: 0, reader: 0, owner: 0},
-		{method: "GET", route: "/series/{key}/archive/{id}", path: id(chapter, "/series/"+key+"/archive/%d"), anon: seeOther, revoked: seeOther, other: 0, reader: 0, owner: 0},
-		{method: "POST", route: "/series/{key}/archive/{id}/progress", path: id(chapter, "/series/"+key+"/archive/%d/progress"), body: fixed("page=1"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: 0, reader: 0, owner: 0},
+		{method: "POST", route: "/library/caught-up", path: fixed("/library/caught-up"), body: fixed("key=" + key), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: notFound, reader: conflict, owner: notFound},
+		{method: "POST", route: "/library/remove", path: fixed("/library/remove"), body: fixed("key=" + key), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: notFound, reader: seeOther, owner: notFound},
+		{method: "GET", route: "/series/{key}", path: fixed("/series/" + key), anon: seeOther, revoked: seeOther, other: notFound, reader: ok, owner: ok},
+		{method: "GET", route: "/series/{key}/archive", path: fixed("/series/" + key + "/archive"), anon: seeOther, revoked: seeOther, other: notFound, reader: ok, owner: ok},
+		{method: "POST", route: "/series/{key}/archive", path: fixed("/series/" + key + "/archive"), body: fixed("scope=latest"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: notFound, reader: forbidden, owner: seeOther},
+		{method: "POST", route: "/series/{key}/archive/follow", path: fixed("/series/" + key + "/archive/follow"), body: fixed("follow=true"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: notFound, reader: forbidden, owner: notFound},
+		{method: "GET", route: "/series/{key}/archive.cbz", path: fixed("/series/" + key + "/archive.cbz"), anon: seeOther, revoked: seeOther, other: notFound, reader: notFound, owner: notFound},
+		{method: "GET", route: "/series/{key}/archive.epub", path: fixed("/series/" + key + "/archive.epub"), anon: seeOther, revoked: seeOther, other: notFound, reader: bad, owner: bad},
+		{method: "GET", route: "/series/{key}/archive/pages/{address}", path: func(w *authWorld) string { return "/series/" + key + "/archive/pages/" + w.coverAddr }, anon: seeOther, revoked: seeOther, other: notFound, reader: notFound, owner: notFound},
+		{method: "GET", route: "/series/{key}/archive/{id}", path: id(chapter, "/series/"+key+"/archive/%d"), anon: seeOther, revoked: seeOther, other: notFound, reader: notFound, owner: notFound},
+		{method: "POST", route: "/series/{key}/archive/{id}/progress", path: id(chapter, "/series/"+key+"/archive/%d/progress"), body: fixed("page=1"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: notFound, reader: notFound, owner: notFound},
 		{method: "GET", route: "/settings", path: fixed("/settings"), anon: seeOther, revoked: seeOther, other: ok, reader: ok, owner: ok},
-		{method: "POST", route: "/settings/tokens", path: fixed("/settings/tokens"), body: fixed("name=phone"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: 0, reader: 0, owner: 0},
-		{method: "POST", route: "/settings/tokens/{id}/revoke", path: func(w *authWorld) string { return fmt.Sprintf("/settings/tokens/%d/revoke", w.annSpareTokenID) }, anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: 0, reader: 0, owner: 0},
-		{method: "POST", route: "/settings/password", path: fixed("/settings/password"), body: fixed("current=wrong&password=a+new+long+password&password2=a+new+long+password"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: 0, reader: 0, owner: 0},
-		{method: "POST", route: "/settings/feed", path: fixed("/settings/feed"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: 0, reader: 0, owner: 0},
-		{method: "POST", route: "/settings/feed/revoke", path: fixed("/settings/feed/revoke"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: 0, reader: 0, owner: 0},
-		{method: "POST", route: "/settings/notify", path: fixed("/settings/notify"), body: fixed("kind=ntfy&url=https%3A%2F%2Fntfy.sh%2Fann-topic"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: 0, reader: 0, owner: 0},
-		{method: "POST", route: "/settings/notify/{id}/delete", path: func(w *authWorld) string { return fmt.Sprintf("/settings/notify/%d/delete", w.annTargetID) }, anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: 0, reader: 0, owner: 0},
-		{method: "POST", route: "/settings/notify/{id}/test", path: func(w *authWorld) string { return fmt.Sprintf("/settings/notify/%d/test", w.annTargetID) }, anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: 0, reader: 0, owner: 0},
+		{method: "POST", route: "/settings/tokens", path: fixed("/settings/tokens"), body: fixed("name=phone"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: ok, reader: ok, owner: ok},
+		{method: "POST", route: "/settings/tokens/{id}/revoke", path: func(w *authWorld) string { return fmt.Sprintf("/settings/tokens/%d/revoke", w.annSpareTokenID) }, anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: notFound, reader: seeOther, owner: notFound},
+		{method: "POST", route: "/settings/password", path: fixed("/settings/password"), body: fixed("current=wrong&password=a+new+long+password&password2=a+new+long+password"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: unprocessable, reader: unprocessable, owner: unprocessable},
+		{method: "POST", route: "/settings/feed", path: fixed("/settings/feed"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: ok, reader: ok, owner: ok},
+		{method: "POST", route: "/settings/feed/revoke", path: fixed("/settings/feed/revoke"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: seeOther, reader: seeOther, owner: seeOther},
+		{method: "POST", route: "/settings/notify", path: fixed("/settings/notify"), body: fixed("kind=ntfy&url=https%3A%2F%2Fntfy.sh%2Fann-topic"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: seeOther, reader: seeOther, owner: seeOther},
+		{method: "POST", route: "/settings/notify/{id}/delete", path: func(w *authWorld) string { return fmt.Sprintf("/settings/notify/%d/delete", w.annTargetID) }, anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: notFound, reader: seeOther, owner: notFound},
+		{method: "POST", route: "/settings/notify/{id}/test", path: func(w *authWorld) string { return fmt.Sprintf("/settings/notify/%d/test", w.annTargetID) }, anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: notFound, reader: ok, owner: notFound},
 		{method: "GET", route: "/import", path: fixed("/import"), anon: seeOther, revoked: seeOther, other: ok, reader: ok, owner: ok},
-		{method: "POST", route: "/import", path: fixed("/import"), body: fixed("format=urls&text=https%3A%2F%2Fasurascans.com%2Fcomics%2Fx"), anon: 0, revoked: 0, noCSRF: 0, other: 0, reader: 0, owner: 0},
+		{method: "POST", route: "/import", multipart: true, path: fixed("/import"), body: fixed("format=urls&text=https%3A%2F%2Fasurascans.com%2Fcomics%2Fx"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: ok, reader: ok, owner: ok},
 		{method: "GET", route: "/export", path: fixed("/export"), anon: seeOther, revoked: seeOther, other: ok, reader: ok, owner: ok},
 
 		// The Owner console.
 		{method: "GET", route: "/owner/", path: fixed("/owner/"), anon: seeOther, revoked: seeOther, other: forbidden, reader: forbidden, owner: seeOther},
 		{method: "GET", route: "/owner/readers", path: fixed("/owner/readers"), anon: seeOther, revoked: seeOther, other: forbidden, reader: forbidden, owner: ok},
-		{method: "POST", route: "/owner/readers", path: fixed("/owner/readers"), body: fixed("name=carol&password=correct+horse+battery"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: forbidden, reader: forbidden, owner: 0},
-		{method: "POST", route: "/owner/readers/{id}/password", path: id(bob, "/owner/readers/%d/password"), body: fixed("password=another+long+password"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: forbidden, reader: forbidden, owner: 0},
-		{method: "POST", route: "/owner/readers/{id}/owner", path: id(bob, "/owner/readers/%d/owner"), body: fixed("owner=true"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: forbidden, reader: forbidden, owner: 0},
+		{method: "POST", route: "/owner/readers", path: fixed("/owner/readers"), body: fixed("name=carol&password=correct+horse+battery"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: forbidden, reader: forbidden, owner: seeOther},
+		{method: "POST", route: "/owner/readers/{id}/password", path: id(bob, "/owner/readers/%d/password"), body: fixed("password=another+long+password"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: forbidden, reader: forbidden, owner: seeOther},
+		{method: "POST", route: "/owner/readers/{id}/owner", path: id(bob, "/owner/readers/%d/owner"), body: fixed("owner=true"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: forbidden, reader: forbidden, owner: seeOther},
 		{method: "GET", route: "/owner/readers/{id}/delete", path: id(bob, "/owner/readers/%d/delete"), anon: seeOther, revoked: seeOther, other: forbidden, reader: forbidden, owner: ok},
-		{method: "POST", route: "/owner/readers/{id}/delete", path: id(bob, "/owner/readers/%d/delete"), body: fixed("confirm=bob"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: forbidden, reader: forbidden, owner: 0},
+		{method: "POST", route: "/owner/readers/{id}/delete", path: id(bob, "/owner/readers/%d/delete"), body: fixed("confirm=bob"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: forbidden, reader: forbidden, owner: seeOther},
 		{method: "GET", route: "/owner/archive", path: fixed("/owner/archive"), anon: seeOther, revoked: seeOther, other: forbidden, reader: forbidden, owner: ok},
-		{method: "POST", route: "/owner/archive/jobs/{id}/cancel", path: id(chapter, "/owner/archive/jobs/%d/cancel"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: forbidden, reader: forbidden, owner: 0},
-		{method: "POST", route: "/owner/archive/jobs/{id}/retry", path: id(chapter, "/owner/archive/jobs/%d/retry"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: forbidden, reader: forbidden, owner: 0},
-		{method: "POST", route: "/owner/archive/readers/{id}", path: id(bob, "/owner/archive/readers/%d"), body: fixed("enabled=true&max_chapters=5"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: forbidden, reader: forbidden, owner: 0},
+		{method: "POST", route: "/owner/archive/jobs/{id}/cancel", path: id(chapter, "/owner/archive/jobs/%d/cancel"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: forbidden, reader: forbidden, owner: seeOther},
+		{method: "POST", route: "/owner/archive/jobs/{id}/retry", path: id(chapter, "/owner/archive/jobs/%d/retry"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: forbidden, reader: forbidden, owner: conflict},
+		{method: "POST", route: "/owner/archive/readers/{id}", path: id(bob, "/owner/archive/readers/%d"), body: fixed("enabled=true&max_chapters=5"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: forbidden, reader: forbidden, owner: seeOther},
 		{method: "GET", route: "/owner/sites", path: fixed("/owner/sites"), anon: seeOther, revoked: seeOther, other: forbidden, reader: forbidden, owner: ok},
-		{method: "POST", route: "/owner/sites/{site}/resume", path: fixed("/owner/sites/asura/resume"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: forbidden, reader: forbidden, owner: 0},
+		{method: "POST", route: "/owner/sites/{site}/resume", path: fixed("/owner/sites/asura/resume"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: forbidden, reader: forbidden, owner: seeOther},
 		{method: "GET", route: "/owner/failing", path: fixed("/owner/failing"), anon: seeOther, revoked: seeOther, other: forbidden, reader: forbidden, owner: ok},
 		{method: "GET", route: "/owner/queue", path: fixed("/owner/queue"), anon: seeOther, revoked: seeOther, other: forbidden, reader: forbidden, owner: ok},
-		{method: "POST", route: "/owner/series/{key}/poll", path: fixed("/owner/series/" + key + "/poll"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: forbidden, reader: forbidden, owner: 0},
-		{method: "POST", route: "/owner/series/{key}/cover/refetch", path: fixed("/owner/series/" + key + "/cover/refetch"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: forbidden, reader: forbidden, owner: 0},
-		{method: "POST", route: "/owner/jobs/{id}/retry", path: id(job, "/owner/jobs/%d/retry"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: forbidden, reader: forbidden, owner: 0},
-		{method: "POST", route: "/owner/jobs/{id}/cancel", path: id(job, "/owner/jobs/%d/cancel"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: forbidden, reader: forbidden, owner: 0},
+		{method: "POST", route: "/owner/series/{key}/poll", path: fixed("/owner/series/" + key + "/poll"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: forbidden, reader: forbidden, owner: seeOther},
+		{method: "POST", route: "/owner/series/{key}/cover/refetch", path: fixed("/owner/series/" + key + "/cover/refetch"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: forbidden, reader: forbidden, owner: seeOther},
+		{method: "POST", route: "/owner/jobs/{id}/retry", path: id(job, "/owner/jobs/%d/retry"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: forbidden, reader: forbidden, owner: seeOther},
+		{method: "POST", route: "/owner/jobs/{id}/cancel", path: id(job, "/owner/jobs/%d/cancel"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: forbidden, reader: forbidden, owner: seeOther},
 	}
 }
 

@@ -46,6 +46,12 @@ type Seams struct {
 	BrowserIgnoreCertErrors bool
 	// RiverPollInterval shortens River's fallback fetch poll.
 	RiverPollInterval time.Duration
+	// RescueStuckJobsAfter shortens how long a job left running by a
+	// replica that died (SIGKILL) waits before River runs it again
+	// (River's default: an hour). River rescues a job only once its
+	// timeout has passed too, so the poll's timeout and River's default
+	// one are lowered to it.
+	RescueStuckJobsAfter time.Duration
 	// PollInterval replaces POLL_INTERVAL without the configuration's
 	// one-minute floor.
 	PollInterval time.Duration
@@ -114,7 +120,11 @@ func newJobs(d Deps) (*jobs, error) {
 
 	poller := &latest.Poller{Store: d.Store, Fetch: fetch, Interval: interval, Adaptive: adaptive, Logger: d.Logger}
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &latest.PollWorker{Poller: poller, JobTimeout: pollJobTimeout(cfg)})
+	pollTimeout := pollJobTimeout(cfg)
+	if seams.RescueStuckJobsAfter > 0 {
+		pollTimeout = seams.RescueStuckJobsAfter
+	}
+	river.AddWorker(workers, &latest.PollWorker{Poller: poller, JobTimeout: pollTimeout})
 	plan := &latest.PlanWorker{Scheduler: &latest.Scheduler{Store: d.Store, Interval: interval, Logger: d.Logger}}
 	planEvery := interval
 	if adaptive {
@@ -150,6 +160,10 @@ func newJobs(d Deps) (*jobs, error) {
 		if seams.RiverPollInterval > 0 {
 			rc.FetchPollInterval = seams.RiverPollInterval
 			rc.FetchCooldown = min(seams.RiverPollInterval, 100*time.Millisecond)
+		}
+		if seams.RescueStuckJobsAfter > 0 {
+			rc.RescueStuckJobsAfter = seams.RescueStuckJobsAfter
+			rc.JobTimeout = seams.RescueStuckJobsAfter
 		}
 		// A job still running when the replica stops gets this long to end
 		// before its context is cancelled.

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"strings"
 	"testing"
@@ -30,6 +32,11 @@ type fuzzWorld struct {
 	owner   string // the Owner's API token
 	revoked string // a revoked token
 	session string // a Reader's web session cookie value
+	// cid signs in afresh for each input that asks, with the session's CSRF
+	// token in the form, so fuzzed forms reach the handlers behind the
+	// CSRF check; her sign-out or changes touch no other credential.
+	cid  store.Reader
+	csrf string
 }
 
 func newFuzzWorld(tb testing.TB) *fuzzWorld {
@@ -39,7 +46,7 @@ func newFuzzWorld(tb testing.TB) *fuzzWorld {
 	dir := tb.TempDir()
 	cfg := config.Config{PublicBaseURL: testBase, DataDir: dir}
 	cfg.Fill()
-	srv, err := New(ctx, Deps{Config: cfg, Store: st, Version: "fuzz", Logger: quiet()})
+	srv, err := New(ctx, Deps{Config: cfg, Store: st, Version: "fuzz", Logger: quiet(), Seams: offline()})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -83,6 +90,10 @@ func newFuzzWorld(tb testing.TB) *fuzzWorld {
 		tb.Fatal(err)
 	}
 	w.session = id
+	w.cid, _ = mk("cid", false)
+	if w.csrf, err = account.NewSecret(); err != nil {
+		tb.Fatal(err)
+	}
 	// One Bookmark, so reads and deletes of a known key reach the store.
 	rec := w.serve(tb, http.MethodPut, "/api/bookmarks/asura:solo-leveling", w.reader, "application/json",
 		`{"site":"asura","series_url":"https://asurascans.com/comics/solo-leveling-1a2b3c4d","chapter":"Chapter 3"}`)
@@ -106,9 +117,23 @@ func (w *fuzzWorld) serve(tb testing.TB, method, target, token, ctype, body stri
 	return rec
 }
 
+// offline are network seams that resolve and dial nothing: a fuzzed
+// request may create a push target on any host and ask for a test send,
+// and no test touches the live network.
+func offline() *Seams {
+	return &Seams{
+		Resolver: resolverFunc(func(_ context.Context, _, host string) ([]netip.Addr, error) {
+			return nil, &net.DNSError{Err: "offline test", Name: host, IsNotFound: true}
+		}),
+		Dial: func(_ context.Context, _, addr string) (net.Conn, error) {
+			return nil, fmt.Errorf("offline test: no route to %s", addr)
+		},
+	}
+}
+
 // credential is the fuzzed choice of what a request carries.
 func (w *fuzzWorld) credential(choice uint8, req *http.Request) {
-	switch choice % 7 {
+	switch choice % 8 {
 	case 1:
 		req.Header.Set("Authorization", "Bearer "+w.reader)
 	case 2:
@@ -123,7 +148,25 @@ func (w *fuzzWorld) credential(choice uint8, req *http.Request) {
 		// A session cookie and a token together: each surface reads its own.
 		req.AddCookie(&http.Cookie{Name: "__Host-lectern_session", Value: w.session})
 		req.Header.Set("Authorization", "Bearer "+w.reader)
+	case 7:
+		id, err := account.NewSecret()
+		if err == nil {
+			err = w.st.CreateSession(context.Background(), account.HashSecret(id), w.cid.ID, w.csrf, time.Now().Add(time.Hour))
+		}
+		if err != nil {
+			panic(err)
+		}
+		req.AddCookie(&http.Cookie{Name: "__Host-lectern_session", Value: id})
 	}
+}
+
+// withCSRF appends the signed-in form's CSRF field to a form body.
+func (w *fuzzWorld) withCSRF(body string) string {
+	field := "csrf=" + masked(w.csrf)
+	if body == "" {
+		return field
+	}
+	return body + "&" + field
 }
 
 // checkAnswer is what every answer of the router must keep, whatever it was
@@ -200,6 +243,11 @@ func FuzzRouter(f *testing.F) {
 		{2, "/login", 0, 2, "name=ann&password=x&csrf=y"},
 		{0, "/owner/readers", 5, 0, ""},
 		{0, "/static/cinder.css", 0, 0, ""},
+		{2, "/library/caught-up", 7, 2, "key=asura%3Asolo-leveling"},
+		{2, "/settings/tokens", 7, 2, "name=phone"},
+		{2, "/settings/notify", 7, 2, "kind=ntfy&url=https%3A%2F%2F127.0.0.1%2Ftopic"},
+		{2, "/series/asura:solo-leveling/archive", 7, 2, "scope=first+3"},
+		{2, "/settings/password", 7, 2, "current=x&password=yyyyyyyyyy&password2=yyyyyyyyyy"},
 	}
 	for _, s := range seeds {
 		f.Add(s.method, s.target, s.cred, s.ctype, s.body)
@@ -208,6 +256,10 @@ func FuzzRouter(f *testing.F) {
 		if strings.ContainsAny(target, " \r\n") || target == "" {
 			return // not a request line a connection can carry
 		}
+		ct := fuzzContentTypes[int(ctype)%len(fuzzContentTypes)]
+		if cred%8 == 7 && ct == "application/x-www-form-urlencoded" {
+			body = w.withCSRF(body)
+		}
 		raw := fmt.Sprintf("%s %s HTTP/1.1\r\nHost: lectern.example.net\r\nContent-Length: %d\r\n\r\n%s",
 			fuzzMethods[int(method)%len(fuzzMethods)], target, len(body), body)
 		req, err := http.ReadRequest(bufio.NewReader(strings.NewReader(raw)))
@@ -215,7 +267,7 @@ func FuzzRouter(f *testing.F) {
 			return // the HTTP server answers 400 before any handler
 		}
 		req.RemoteAddr = "192.0.2.10:4242"
-		if ct := fuzzContentTypes[int(ctype)%len(fuzzContentTypes)]; ct != "" {
+		if ct != "" {
 			req.Header.Set("Content-Type", ct)
 		}
 		w.credential(cred, req)
