@@ -95,6 +95,26 @@ func (p *Poller) log() *slog.Logger {
 // the job waits without burning an attempt; and any other error for a
 // failure worth retrying soon (the network, a 5xx, a lost browser).
 func (p *Poller) Poll(ctx context.Context, key string, scheduledAt time.Time) error {
+	var sawRefetch bool
+	err := p.poll(ctx, key, scheduledAt, &sawRefetch)
+	if err != nil || sawRefetch {
+		// A refetch this poll saw is consumed or left for the next poll:
+		// never poll again at once for it, or a failing Site would loop.
+		return err
+	}
+	// The Owner may ask for a fresh Cover while this poll runs: River keeps
+	// one poll per Series in flight, so their request found this one and
+	// queued nothing. If the mark appeared after this poll read the Series,
+	// run once more at once rather than leave it to the next planned poll.
+	ser, rerr := p.Store.SeriesByKey(ctx, key)
+	if rerr == nil && ser.CoverRefetchAt != nil {
+		p.log().InfoContext(ctx, "Cover refetch asked during the poll: polling again", "series", key, "site", ser.Site)
+		return river.JobSnooze(0)
+	}
+	return nil
+}
+
+func (p *Poller) poll(ctx context.Context, key string, scheduledAt time.Time, sawRefetch *bool) error {
 	log := p.log().With("series", key)
 	ser, err := p.Store.SeriesByKey(ctx, key)
 	if errors.Is(err, store.ErrNotFound) {
@@ -123,6 +143,7 @@ func (p *Poller) Poll(ctx context.Context, key string, scheduledAt time.Time) er
 	}
 
 	refetch := ser.CoverRefetchAt != nil
+	*sawRefetch = refetch
 	var cond Conditional
 	// A Series without a Cover needs the body to retry its Cover, and a
 	// refetch needs a fresh one: only otherwise may the Site answer 304.

@@ -124,6 +124,9 @@ type fakeFetcher struct {
 	answers map[string]answer
 	calls   map[string]int
 	conds   map[string]Conditional
+	// during, when set, runs inside each fetch: what happens elsewhere
+	// while the Site is answering.
+	during func()
 }
 
 func newFakeFetcher() *fakeFetcher {
@@ -155,6 +158,12 @@ func (f *fakeFetcher) lastCond(seriesURL string) Conditional {
 }
 
 func (f *fakeFetcher) FetchSeries(_ context.Context, site *Site, seriesURL string, cond Conditional) (Page, error) {
+	f.mu.Lock()
+	during := f.during
+	f.mu.Unlock()
+	if during != nil {
+		during()
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls[seriesURL]++
@@ -473,6 +482,36 @@ func TestConditionalOnlyWhenNothingIsMissing(t *testing.T) {
 	require.Len(t, reqs, 3)
 	require.True(t, reqs[2].Refetch)
 	require.Nil(t, e.series(ser.Key).CoverRefetchAt, "the request is consumed by the poll")
+}
+
+// An Owner's refetch asked while the Series' poll is running finds that
+// poll in flight and queues nothing; the poll notices and runs once more.
+func TestRefetchAskedDuringAPollIsNotLost(t *testing.T) {
+	t.Parallel()
+	e := newPollEnv(t, time.Hour)
+	site := pollSite(t)
+	ser := e.hold(site, "midpoll", 1)
+	ctx := context.Background()
+	e.fetch.set(ser.SeriesURL, seriesBody("M", "https://cdn.covers.example/m.png", 3), nil)
+	e.exec(`UPDATE series SET cover_address = $2, cover_type = 'image/png' WHERE key = $1`, ser.Key, strings.Repeat("b", 64))
+
+	e.fetch.mu.Lock()
+	e.fetch.during = func() { require.NoError(t, e.st.RequestCoverRefetch(ctx, ser.Key)) }
+	e.fetch.mu.Unlock()
+	err := e.poller.Poll(ctx, ser.Key, time.Time{})
+	var snooze *river.JobSnoozeError
+	require.ErrorAs(t, err, &snooze, "the poll that read the Series before the request runs again")
+	require.Zero(t, snooze.Duration)
+	require.Empty(t, e.covers.requests(), "the first pass saw no request and handed no Cover on")
+
+	e.fetch.mu.Lock()
+	e.fetch.during = nil
+	e.fetch.mu.Unlock()
+	require.NoError(t, e.poller.Poll(ctx, ser.Key, time.Time{}))
+	reqs := e.covers.requests()
+	require.Len(t, reqs, 1)
+	require.True(t, reqs[0].Refetch)
+	require.Nil(t, e.series(ser.Key).CoverRefetchAt)
 }
 
 func TestBackoffOfOneSiteLeavesOthersPolling(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/lectern-reader/lectern/backend/internal/api"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -150,6 +151,12 @@ func (u *UI) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 // serverError logs an unexpected failure and answers 500 without details.
 func (u *UI) serverError(w http.ResponseWriter, r *http.Request, err error) {
 	u.log.ErrorContext(r.Context(), "web request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	if store.IsUnavailable(err) {
+		// An outage, not a bug: the pool reconnects by itself.
+		w.Header().Set("Retry-After", api.RetryAfterUnavailable)
+		u.fail(w, r, http.StatusServiceUnavailable, "Lectern is reconnecting", "The database cannot be reached right now, so this request was not carried out. Try again in a few seconds.")
+		return
+	}
 	u.fail(w, r, http.StatusInternalServerError, "Something went wrong", "Lectern could not finish this request; the server log has details. Try again in a moment.")
 }
 
