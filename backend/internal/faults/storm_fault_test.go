@@ -155,8 +155,11 @@ func TestTooManyRequestsBacksOffOnlyThatSite(t *testing.T) {
 	l := startLectern(t, sites, nil)
 	keys := l.holdAll(t, newReader(t, l.st, "ann", false))
 
-	require.Eventually(t, func() bool { return l.paused(t, "asura") }, time.Minute, 50*time.Millisecond,
-		"asura never backed off: %+v", l.poll(t, keys["asura"]))
+	// The Site's pause and the Series' poll status are two writes; wait for
+	// both before looking at either.
+	require.Eventually(t, func() bool {
+		return l.paused(t, "asura") && l.poll(t, keys["asura"]).status == store.PollBackedOff
+	}, time.Minute, 50*time.Millisecond, "asura never backed off: %+v", l.poll(t, keys["asura"]))
 	p := l.poll(t, keys["asura"])
 	require.Equal(t, store.PollBackedOff, p.status)
 	require.Contains(t, p.problem, "http_429")
