@@ -37,9 +37,11 @@
 // Gaussian window around the slot, conditioned on nothing having been seen
 // by the last poll; plus the off-schedule rate; plus a short burst after a
 // release for double chapters. Polls are spaced by the square-root rule
-// (every c/sqrt(Readers*hazard) hours), which minimises the Reader-weighted
-// mean detection delay for a number of polls; c is set so the Site's
-// projected polls fill 95% of its budget. In a window that means a poll
+// (every c/sqrt(Readers*hazard) hours, which minimises the Reader-weighted
+// mean detection delay for a number of polls), with Readers weighed a
+// little more (Readers^0.7) because the goal is the median and p90, not
+// the mean; c is set so the Site's projected polls fill 95% of its
+// budget. In a window that means a poll
 // every few minutes; outside, a safety poll hours apart; for a Series that
 // releases at random, a steady rate that grows with its Readers.
 package schedule

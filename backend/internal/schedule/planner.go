@@ -477,11 +477,11 @@ type term struct{ a, lo, hi, scale float64 }
 // appendTerms adds a Series' average request rate over its rhythm's
 // period: the polls the off-schedule rate asks for, and each slot's window.
 func appendTerms(terms []term, p Planner, s *Series, rh *Rhythm) []term {
-	sw := math.Sqrt(float64(max(s.Readers, 1)))
+	sw := readerWeight(s.Readers)
 	terms = append(terms, term{a: sw * math.Sqrt(rh.OffRate), lo: 1 / p.MaxGap.Hours(), hi: 1 / p.MinGap.Hours(), scale: 1})
 	for _, sl := range rh.Slots {
 		sigma := sl.Spread.Hours()
-		// Polls per occurrence: the integral of sqrt(w*h) over the window,
+		// Polls per occurrence: the integral of sw*sqrt(h) over the window,
 		// about half of it when the release comes, all of it when the
 		// period is skipped.
 		a := 2.24 * (1 - sl.Hit/2) * sw * math.Sqrt(sl.Hit*sigma)
@@ -492,8 +492,9 @@ func appendTerms(terms []term, p Planner, s *Series, rh *Rhythm) []term {
 
 // price finds c, the constant of the square-root rule: a Series whose
 // release hazard is h (per hour) and which w Readers hold is polled every
-// c/sqrt(w*h) hours. That spacing minimises the Reader-weighted mean
-// detection delay for a given number of polls.
+// c/(readerWeight(w)*sqrt(h)) hours. With readerWeight = sqrt(w) that
+// spacing would minimise the Reader-weighted mean detection delay for a
+// given number of polls; readerExponent leans it towards the median.
 //
 // c is chosen so that the Site's projected rate fills the target, and
 // never below what polls a lone Reader's weekly Series once per Interval:

@@ -439,3 +439,28 @@ func TestPlanDoesNotDrift(t *testing.T) {
 	// Fewer than half the polls of the fixed interval.
 	require.Less(t, polls, 24*7*24/2, "polls %d", polls)
 }
+
+// Two Series that release at random with the same history, one held by 16
+// times the Readers of the other, and a budget large enough that neither is
+// squeezed: the busier one is polled 16^readerExponent times as often (7x,
+// where the square-root rule would give 4x).
+func TestPlanWeighsReadersAboveTheSquareRootRule(t *testing.T) {
+	t.Parallel()
+	rnd := rand.New(rand.NewPCG(5, 5))
+	var rels []time.Time
+	for at := t0.Add(hours(rnd.ExpFloat64() * 84)); at.Before(week8); at = at.Add(hours(rnd.ExpFloat64() * 84)) {
+		rels = append(rels, at)
+	}
+	now := week8.Add(10 * time.Hour)
+	mk := func(key string, readers int) Series {
+		return Series{Key: key, Readers: readers, Since: t0, Releases: observed(rels, 30*time.Minute, 0), LastPoll: now}
+	}
+	one, many := mk("asura:one", 1), mk("asura:many", 16)
+	require.Equal(t, KindIrregular, Estimate(one.Since, now, one.Releases).Kind)
+	ds, err := Planner{}.Plan(now, Site{Name: "asura", PerHour: 100_000}, []Series{one, many})
+	require.NoError(t, err)
+	gapOne, gapMany := ds[0].At.Sub(now), ds[1].At.Sub(now)
+	require.Greater(t, gapMany, DefaultMinGap, "the busier Series must not sit at MinGap: %+v", ds)
+	require.Less(t, gapOne, DefaultMaxGap, "the quieter Series must not sit at MaxGap: %+v", ds)
+	require.InEpsilon(t, 6.96, gapOne.Seconds()/gapMany.Seconds(), 0.03, "gaps %v and %v", gapOne, gapMany)
+}
