@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -55,6 +56,16 @@ func main() {
 		os.Exit(1)
 	}
 	defer env.close()
+	if p := os.Getenv("BENCH_CPUPROFILE"); p != "" {
+		// The in-process scenarios (bookmarks, polls, gate) profile the
+		// server and the load generator together: go tool pprof FILE.
+		stop, err := startCPUProfile(p)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		defer stop()
+	}
 	switch what {
 	case "bookmarks":
 		err = benchBookmarks(ctx, env, *clients, *dur)
@@ -287,4 +298,16 @@ func serveStatic(dir string) (string, func(), error) {
 	srv := &http.Server{Handler: http.FileServer(http.Dir(dir)), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
+}
+
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
 }
