@@ -2,6 +2,7 @@ package latest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -405,6 +406,39 @@ func TestAcquisitionIsOneFetchAndLandsTheFacts(t *testing.T) {
 			require.True(t, j.ScheduledAt.After(time.Now().Add(30*time.Minute)), "the next poll is a cycle away, not another fetch now")
 		}
 	}
+}
+
+// An import's batch of Acquisitions: one job per new Series at the
+// Acquisition's priority, none for a Series whose poll is already in
+// flight, and nothing at all if the import's transaction rolls back.
+func TestAcquireManyQueuesOnePollPerSeries(t *testing.T) {
+	t.Parallel()
+	e := newPollEnv(t, time.Hour)
+	site := pollSite(t)
+	ctx := context.Background()
+	a, b, c := e.hold(site, "many-a", 1), e.hold(site, "many-b", 1), e.hold(site, "many-c", 1)
+	acq := Acquirer{Client: e.client}
+	require.NoError(t, e.st.InTx(ctx, func(tx *store.Store) error { return acq.Acquire(ctx, tx, b.Key) }))
+
+	errRollback := errors.New("rolled back")
+	err := e.st.InTx(ctx, func(tx *store.Store) error {
+		require.NoError(t, acq.AcquireMany(ctx, tx, []string{a.Key, c.Key}))
+		return errRollback
+	})
+	require.ErrorIs(t, err, errRollback)
+	require.Len(t, e.pollJobs(), 1, "a rolled-back import queues nothing")
+
+	require.NoError(t, e.st.InTx(ctx, func(tx *store.Store) error {
+		return acq.AcquireMany(ctx, tx, []string{a.Key, b.Key, c.Key})
+	}))
+	perKey := map[string]int{}
+	for _, j := range e.pollJobs() {
+		perKey[j.Key]++
+		require.Equal(t, PriorityAcquisition, j.Priority, "%+v", j)
+		require.Equal(t, "available", j.State, "%+v", j)
+	}
+	require.Equal(t, map[string]int{a.Key: 1, b.Key: 1, c.Key: 1}, perKey, "one poll per Series, the one in flight not doubled")
+	require.NoError(t, e.st.InTx(ctx, func(tx *store.Store) error { return acq.AcquireMany(ctx, tx, nil) }))
 }
 
 func TestChangedLatestStoredWithHistoryUnchangedNotRewritten(t *testing.T) {

@@ -434,30 +434,24 @@ func TestImportFiveThousandLinesInOneTransaction(t *testing.T) {
 	t.Logf("5,000-line import: %s end to end, %d ms in the transaction", elapsed.Round(time.Millisecond), rep.Millis)
 }
 
-// batchAcquirer queues Acquisitions as latest.Acquirer does, in one
-// InsertManyTx: what a batch-capable Acquirer looks like.
-type batchAcquirer struct {
+// countingAcquirer counts the batches the production Acquirer is given.
+type countingAcquirer struct {
 	latest.Acquirer
 	calls int
 }
 
-func (a *batchAcquirer) AcquireMany(ctx context.Context, tx *store.Store, keys []string) error {
+func (a *countingAcquirer) AcquireMany(ctx context.Context, tx *store.Store, keys []string) error {
 	a.calls++
-	params := make([]river.InsertManyParams, len(keys))
-	for i, k := range keys {
-		params[i] = river.InsertManyParams{Args: latest.PollArgs{Key: k, Reason: "acquisition"}, InsertOpts: &river.InsertOpts{Priority: latest.PriorityAcquisition}}
-	}
-	_, err := a.Client.InsertManyTx(ctx, tx.Tx(), params)
-	return err
+	return a.Acquirer.AcquireMany(ctx, tx, keys)
 }
 
-// An Acquirer that can batch gets every new Series in one call, inside the
-// import's transaction (rolled back with it on a dry run).
+// The Acquirer batches: every new Series in one call, inside the import's
+// transaction (rolled back with it on a dry run).
 func TestImportUsesABatchAcquirer(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	acq := &batchAcquirer{Acquirer: b.lib.Acquire.(latest.Acquirer)}
+	acq := &countingAcquirer{Acquirer: b.lib.Acquire.(latest.Acquirer)}
 	b.lib.Acquire = acq
 	jo := b.reader("jo")
 
