@@ -161,6 +161,11 @@ func newJobs(d Deps) (*jobs, error) {
 			rc.FetchPollInterval = seams.RiverPollInterval
 			rc.FetchCooldown = min(seams.RiverPollInterval, 100*time.Millisecond)
 		}
+		// A job left running by a replica that died is run again once it
+		// has been running this long and its own timeout has passed too
+		// (River checks both), so a long archive job is never rescued while
+		// it may still be working; a poll waits minutes, not River's hour.
+		rc.RescueStuckJobsAfter = rescueStuckJobsAfter(pollTimeout)
 		if seams.RescueStuckJobsAfter > 0 {
 			rc.RescueStuckJobsAfter = seams.RescueStuckJobsAfter
 			rc.JobTimeout = seams.RescueStuckJobsAfter
@@ -263,6 +268,13 @@ func NewSiteFetcher(cfg config.Config, st *store.Store, logger *slog.Logger, sea
 		close = f.browser.Close
 	}
 	return f.fetch, close, nil
+}
+
+// rescueStuckJobsAfter is a minute past the poll's timeout: River's
+// default job timeout (a minute, for the periodic planner) is below it, as
+// River requires.
+func rescueStuckJobsAfter(pollTimeout time.Duration) time.Duration {
+	return pollTimeout + time.Minute
 }
 
 // pollJobTimeout leaves a poll time for pacing waits and a browser read.
