@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
+
+	"github.com/lectern-reader/lectern/backend/internal/clientaddr"
 )
 
 // Config is every setting of a Lectern process. The envconfig tag is the
@@ -33,6 +35,8 @@ type Config struct {
 	ArchiveDir    string `envconfig:"ARCHIVE_DIR" desc:"directory for archived chapters (default DATA_DIR/archive)"`
 	ListenAddr    string `envconfig:"LISTEN_ADDR" default:":8080" desc:"address the HTTP server listens on"`
 	MetricsAddr   string `envconfig:"METRICS_ADDR" desc:"address for Prometheus metrics; empty turns them off"`
+	// TRUSTED_PROXIES: see package clientaddr.
+	TrustedProxies string `envconfig:"TRUSTED_PROXIES" desc:"reverse proxies whose X-Forwarded-For names the client (login limits, request logs), as addresses or CIDR prefixes, e.g. 127.0.0.1,10.0.0.0/8; empty believes no proxy"`
 
 	BrowserURL  string `envconfig:"BROWSER_URL" desc:"DevTools URL of a headless Chrome (e.g. the Compose sidecar http://browser:9222); browser Sites need it or BROWSER_PATH"`
 	BrowserPath string `envconfig:"BROWSER_PATH" desc:"path of a local Chromium to launch when BROWSER_URL is empty"`
@@ -161,6 +165,9 @@ func (c *Config) check() []string {
 		p = append(p, fmt.Sprintf("POLL_POLICY is malformed: %q is neither %s nor %s", c.PollPolicy, PolicyAdaptive, PolicyInterval))
 	}
 	if _, err := c.Budgets(); err != nil {
+		p = append(p, err.Error())
+	}
+	if _, err := clientaddr.Parse(c.TrustedProxies); err != nil {
 		p = append(p, err.Error())
 	}
 	return p

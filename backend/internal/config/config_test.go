@@ -40,6 +40,7 @@ func TestMalformedValuesAreAllNamed(t *testing.T) {
 		"WORKERS":         "many",
 		"LOG_FORMAT":      "xml",
 		"SITE_PACE":       "asura",
+		"TRUSTED_PROXIES": "10.0.0.0/8,proxy.lan",
 	}), "serve")
 	require.Error(t, err)
 	msg := err.Error()
@@ -50,6 +51,7 @@ func TestMalformedValuesAreAllNamed(t *testing.T) {
 		`WORKERS is malformed: "many"`,
 		"LOG_FORMAT is malformed",
 		"SITE_PACE is malformed",
+		`TRUSTED_PROXIES is malformed: "proxy.lan"`,
 		"DATA_DIR is required",
 	} {
 		require.Contains(t, msg, want)

@@ -72,7 +72,10 @@ func TestOwnerSeesABackOffAndResumesTheSite(t *testing.T) {
 	eventually(t, "comix backs off and its poll is snoozed", func() bool {
 		return siteOf(b.status(owner), "comix").Paused && b.pollState(ref.Key) == "scheduled"
 	})
-	eventually(t, "asura is polled", func() bool { return *b.bookmark(ann, orv).LatestChapter != "" })
+	// River marks a job completed a moment after its work is visible.
+	eventually(t, "asura is polled", func() bool {
+		return *b.bookmark(ann, orv).LatestChapter != "" && b.jobCount("poll_series", "completed") == 1
+	})
 
 	st := b.status(owner)
 	require.Len(t, st.Sites, 6)

@@ -110,6 +110,9 @@ func (s *Server) observeHTTP(next http.Handler) http.Handler {
 				slog.Int64("duration_ms", d.Milliseconds()),
 				slog.String("remote", r.RemoteAddr),
 			}
+			if c := s.proxies.Of(r); c.IsValid() && len(s.proxies) > 0 {
+				attrs = append(attrs, slog.String("client", c.String()))
+			}
 			s.log.LogAttrs(ctx, level, "request", append(attrs, seriesAttrs(r)...)...)
 			if p != nil {
 				panic(p)

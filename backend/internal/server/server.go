@@ -18,6 +18,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/lectern-reader/lectern/backend/internal/api"
+	"github.com/lectern-reader/lectern/backend/internal/clientaddr"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/cover"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
@@ -50,6 +51,8 @@ type Server struct {
 	library *library.Library
 	ui      *web.UI
 	handler http.Handler
+	// proxies name the client in request logs (TRUSTED_PROXIES).
+	proxies clientaddr.Trusted
 }
 
 // New builds a Server; nothing runs until Start.
@@ -58,7 +61,11 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 		d.Logger = slog.Default()
 	}
 	d.Config.Fill()
-	s := &Server{cfg: d.Config, store: d.Store, log: d.Logger}
+	proxies, err := clientaddr.Parse(d.Config.TrustedProxies)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: d.Config, store: d.Store, log: d.Logger, proxies: proxies}
 	s.observe(&d)
 
 	j, err := newJobs(d)

@@ -3,7 +3,10 @@ package web_test
 import (
 	"context"
 	"encoding/hex"
+	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -226,6 +229,63 @@ func TestLoginIsRateLimited(t *testing.T) {
 
 	now = now.Add(15 * time.Minute)
 	require.Equal(t, http.StatusSeeOther, login(attacker, "ann", password), "the window ends")
+}
+
+// Behind a reverse proxy named in TRUSTED_PROXIES, the limiter counts the
+// client the proxy saw, not the proxy: a guesser is blocked, the other
+// Readers behind the same proxy are not, and what a client writes into
+// X-Forwarded-For itself does not buy it a fresh address. From a peer that
+// is not a trusted proxy the header is ignored altogether.
+func TestLoginLimitBehindATrustedProxy(t *testing.T) {
+	t.Parallel()
+	st := store.New(pgtest.New(t))
+	ui, err := web.New(web.Deps{Config: config.Config{PublicBaseURL: "http://lectern.lan", TrustedProxies: "10.0.0.0/8"}, Store: st,
+		Library: &library.Library{Store: st, BaseURL: "http://lectern.lan"}})
+	require.NoError(t, err)
+	hash, err := account.HashPassword(password)
+	require.NoError(t, err)
+	_, err = st.CreateReader(context.Background(), "ann", hash, false)
+	require.NoError(t, err)
+
+	login := func(peer, xff, pw string) int {
+		do := func(method string, form url.Values, cookies []*http.Cookie) *httptest.ResponseRecorder {
+			var body io.Reader
+			if form != nil {
+				body = strings.NewReader(form.Encode())
+			}
+			req := httptest.NewRequest(method, "/login", body)
+			if form != nil {
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			}
+			for _, c := range cookies {
+				req.AddCookie(&http.Cookie{Name: c.Name, Value: c.Value})
+			}
+			req.RemoteAddr = peer
+			req.Header.Set("X-Forwarded-For", xff)
+			rec := httptest.NewRecorder()
+			ui.Handler().ServeHTTP(rec, req)
+			return rec
+		}
+		rec := do(http.MethodGet, nil, nil)
+		token, _ := parse(t, rec.Body.String()).Find(`input[name="csrf"]`).Attr("value")
+		return do(http.MethodPost, url.Values{"csrf": {token}, "name": {"ann"}, "password": {pw}}, rec.Result().Cookies()).Code
+	}
+	const proxy = "10.0.0.2:443"
+	for i := range 5 {
+		spoofed := fmt.Sprintf("192.0.2.%d, 203.0.113.7", i+1)
+		require.Equal(t, http.StatusUnauthorized, login(proxy, spoofed, "guess guess"))
+	}
+	require.Equal(t, http.StatusTooManyRequests, login(proxy, "192.0.2.99, 203.0.113.7", password),
+		"the guesser is counted by the address the proxy saw, whatever it wrote before it")
+	require.Equal(t, http.StatusSeeOther, login(proxy, "198.51.100.9", password), "another Reader behind the proxy is not blocked")
+	require.Equal(t, http.StatusSeeOther, login(proxy, "198.51.100.10, 10.0.0.7", password), "a chain of trusted proxies is walked")
+
+	// Not a trusted proxy: its header is ignored, so rotating it changes nothing.
+	const direct = "198.51.100.50:5000"
+	for i := range 5 {
+		require.Equal(t, http.StatusUnauthorized, login(direct, fmt.Sprintf("192.0.2.%d", i+1), "guess guess"))
+	}
+	require.Equal(t, http.StatusTooManyRequests, login(direct, "192.0.2.200", password))
 }
 
 func TestPasswordChangeEndsOtherSessions(t *testing.T) {

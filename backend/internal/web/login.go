@@ -59,7 +59,7 @@ func (u *UI) loginSubmit(w http.ResponseWriter, r *http.Request) {
 	name := strings.TrimSpace(r.PostForm.Get("name"))
 	password := r.PostForm.Get("password")
 	next := localPath(r.PostForm.Get("next"), "")
-	addr := clientAddr(r)
+	addr := u.clientAddr(r)
 
 	if wait, blocked := u.limiter.blocked(addr, name); blocked {
 		minutes := int(math.Ceil(wait.Minutes()))

@@ -15,7 +15,7 @@ import (
 // password oracle), ends every session, and signs this browser in again.
 func (u *UI) passwordChange(w http.ResponseWriter, r *http.Request) {
 	reader, _ := readerFrom(r)
-	addr := clientAddr(r)
+	addr := u.clientAddr(r)
 	limitName := "#" + strconv.FormatInt(reader.ID, 10)
 	refuse := func(status int, msg string) {
 		u.renderSettings(w, r, status, func(p *settingsPage) { p.PasswordError = msg })

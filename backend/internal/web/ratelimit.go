@@ -1,7 +1,6 @@
 package web
 
 import (
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -111,20 +110,17 @@ func (l *limiter) sweep(now time.Time) {
 	}
 }
 
-// clientAddr is the peer address of the request. Forwarded headers are not
-// trusted: anyone can send them, and trusting them would let one client
-// claim a fresh address per attempt.
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
+// clientAddr is the limiter's key for the request's client: its address
+// as u.proxies sees it (the peer unless the peer is a trusted proxy;
+// package clientaddr), with an IPv6 address widened to its /64.
+func (u *UI) clientAddr(r *http.Request) string {
+	a := u.proxies.Of(r)
+	if !a.IsValid() {
+		return r.RemoteAddr
 	}
-	ip := net.ParseIP(host)
-	if ip == nil {
-		return host
+	if a.Is4() {
+		return a.String()
 	}
-	if ip.To4() != nil {
-		return ip.String()
-	}
-	return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
+	p, _ := a.Prefix(64)
+	return p.String()
 }

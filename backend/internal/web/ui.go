@@ -28,6 +28,7 @@ import (
 
 	"github.com/lectern-reader/lectern/backend/internal/account"
 	"github.com/lectern-reader/lectern/backend/internal/archive"
+	"github.com/lectern-reader/lectern/backend/internal/clientaddr"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/library"
 	"github.com/lectern-reader/lectern/backend/internal/notify"
@@ -74,6 +75,8 @@ type UI struct {
 	views   map[string]*view
 	assets  *assets
 	limiter *limiter
+	// proxies say whose X-Forwarded-For names the client (TRUSTED_PROXIES).
+	proxies clientaddr.Trusted
 	// dummyHash is checked against when a login names nobody, so that a
 	// wrong name costs the same time as a wrong password.
 	dummyHash string
@@ -118,6 +121,9 @@ func New(d Deps) (*UI, error) {
 		return nil, fmt.Errorf("web UI: %w", err)
 	}
 	u.limiter = newLimiter(u.now)
+	if u.proxies, err = clientaddr.Parse(d.Config.TrustedProxies); err != nil {
+		return nil, fmt.Errorf("web UI: %w", err)
+	}
 
 	// The __Host- prefix makes the browser refuse the cookie unless it is
 	// Secure, host-only and Path=/, so a sibling subdomain cannot plant one.
