@@ -199,17 +199,13 @@ func judge(err error) (verdict, string, time.Duration) {
 }
 
 // imageStatus is the HTTP status of a page image fetch that did not answer
-// 200, 0 for any other error. The gate reports it as "...: ErrStatus: 403".
+// 200, 0 for any other error.
 func imageStatus(err error) int {
-	if !errors.Is(err, destination.ErrStatus) {
+	var se *destination.StatusError
+	if !errors.As(err, &se) {
 		return 0
 	}
-	msg := err.Error()
-	n, perr := strconv.Atoi(strings.TrimSpace(msg[strings.LastIndexByte(msg, ':')+1:]))
-	if perr != nil || n < 100 || n > 999 {
-		return 0
-	}
-	return n
+	return se.Status
 }
 
 // snoozeUntil is the snooze to the end of a back-off with up to 10% (at

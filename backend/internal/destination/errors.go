@@ -12,8 +12,21 @@ import (
 // a network failure: retrying the same address will be refused again.
 var ErrRefused = errors.New("destination refused")
 
-// ErrStatus is wrapped by a fetch whose answer was not 200 OK.
+// ErrStatus is wrapped by a fetch whose answer was not 200 OK; the error
+// is a *StatusError, which names the status.
 var ErrStatus = errors.New("unexpected HTTP status")
+
+// StatusError is a fetch answered with a status other than 200 OK. Callers
+// decide from Status (a 403 from an image host is a refusal, a 503 is
+// worth retrying).
+type StatusError struct {
+	Status int
+}
+
+func (e *StatusError) Error() string { return fmt.Sprintf("%s: %d", ErrStatus, e.Status) }
+
+// Is makes errors.Is(err, ErrStatus) hold for every StatusError.
+func (e *StatusError) Is(target error) bool { return target == ErrStatus }
 
 // Refusal classes, the label of the "destination-gate refusals by class"
 // metric.

@@ -66,7 +66,7 @@ func (c *Client) FetchImage(ctx context.Context, rawURL, referer string) (Image,
 	final := resp.Request.URL.Redacted()
 
 	if resp.StatusCode != http.StatusOK {
-		return Image{}, fmt.Errorf("fetch image %s: %w: %d", final, ErrStatus, resp.StatusCode)
+		return Image{}, fmt.Errorf("fetch image %s: %w", final, &StatusError{Status: resp.StatusCode})
 	}
 	if declared := resp.Header.Get("Content-Type"); !isImageType(declared) {
 		return Image{}, fmt.Errorf("fetch image: %w", refuse(ClassNotImage, final, fmt.Errorf("content type %q", declared)))

@@ -273,6 +273,9 @@ func TestFailuresThatAreNotRefusals(t *testing.T) {
 	require.ErrorIs(t, err, destination.ErrStatus)
 	require.NotErrorIs(t, err, destination.ErrRefused)
 	require.Contains(t, err.Error(), "404")
+	var se *destination.StatusError
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, http.StatusNotFound, se.Status)
 
 	_, err = c.FetchImage(context.Background(), "https://nowhere.test/c.jpg", "")
 	var dnsErr *net.DNSError
