@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -186,11 +187,31 @@ type pacedTransport struct {
 
 func (t pacedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.pace != nil {
-		if err := t.pace(req.Context(), req.URL.Hostname()); err != nil {
+		start := time.Now()
+		err := t.pace(req.Context(), req.URL.Hostname())
+		notePaceWait(req.Context(), time.Since(start))
+		if err != nil {
 			return nil, fmt.Errorf("pace %s: %w", req.URL.Hostname(), err)
 		}
 	}
 	return t.base.RoundTrip(req)
+}
+
+// paceWaitKey carries the time a poll's fetch spent at the pacing gate, so
+// the poll's recorded duration (poll_ms, "in … ms" on the Series page) is
+// how long the Site took to answer, not how long the queue in front of it
+// was.
+type paceWaitKey struct{}
+
+func withPaceWait(ctx context.Context) (context.Context, *atomic.Int64) {
+	w := new(atomic.Int64)
+	return context.WithValue(ctx, paceWaitKey{}, w), w
+}
+
+func notePaceWait(ctx context.Context, d time.Duration) {
+	if w, ok := ctx.Value(paceWaitKey{}).(*atomic.Int64); ok {
+		w.Add(int64(d))
+	}
 }
 
 // pinURL checks that raw is https, on the default port, on one of the Site's

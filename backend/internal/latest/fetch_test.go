@@ -253,13 +253,16 @@ func TestPlainFetchPacesEveryRequestRedirectsIncluded(t *testing.T) {
 		_, _ = w.Write([]byte("ok"))
 	}, PlainOptions{Pace: func(ctx context.Context, host string) error {
 		mu.Lock()
-		defer mu.Unlock()
 		paced = append(paced, host)
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
 		return nil
 	}})
-	_, err := s.fetch.Fetch(context.Background(), asuraSite(t), orv, Conditional{})
+	ctx, waited := withPaceWait(context.Background())
+	_, err := s.fetch.Fetch(ctx, asuraSite(t), orv, Conditional{})
 	require.NoError(t, err)
 	require.Equal(t, []string{"asurascans.com", "www.asurascans.com"}, paced)
+	require.GreaterOrEqual(t, time.Duration(waited.Load()), 40*time.Millisecond, "both waits are counted as the gate's, not the Site's")
 
 	// A gate that refuses stops the request before it leaves.
 	refusing := newSiteServer(t, func(w http.ResponseWriter, r *http.Request) {}, PlainOptions{Pace: func(ctx context.Context, host string) error {

@@ -150,9 +150,10 @@ func (p *Poller) poll(ctx context.Context, key string, scheduledAt time.Time, sa
 	if ser.CoverAddress != "" && !refetch && ser.LatestLabel != "" {
 		cond = Conditional{ETag: ser.PollETag, LastModified: ser.PollLastModified}
 	}
+	fctx, paced := withPaceWait(ctx)
 	start := time.Now()
-	page, err := p.Fetch.FetchSeries(ctx, site, ser.SeriesURL, cond)
-	took := time.Since(start)
+	page, err := p.Fetch.FetchSeries(fctx, site, ser.SeriesURL, cond)
+	took := max(time.Since(start)-time.Duration(paced.Load()), 0)
 	next := p.forecast(scheduledAt)
 	if err != nil {
 		return p.failed(ctx, log, site, key, err, took, next)

@@ -128,6 +128,8 @@ type fakeFetcher struct {
 	// during, when set, runs inside each fetch: what happens elsewhere
 	// while the Site is answering.
 	during func()
+	// paced, when set, is spent "at the pacing gate" inside each fetch.
+	paced time.Duration
 }
 
 func newFakeFetcher() *fakeFetcher {
@@ -158,12 +160,16 @@ func (f *fakeFetcher) lastCond(seriesURL string) Conditional {
 	return f.conds[seriesURL]
 }
 
-func (f *fakeFetcher) FetchSeries(_ context.Context, site *Site, seriesURL string, cond Conditional) (Page, error) {
+func (f *fakeFetcher) FetchSeries(ctx context.Context, site *Site, seriesURL string, cond Conditional) (Page, error) {
 	f.mu.Lock()
-	during := f.during
+	during, paced := f.during, f.paced
 	f.mu.Unlock()
 	if during != nil {
 		during()
+	}
+	if paced > 0 {
+		time.Sleep(paced)
+		notePaceWait(ctx, paced)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -439,6 +445,26 @@ func TestAcquireManyQueuesOnePollPerSeries(t *testing.T) {
 	}
 	require.Equal(t, map[string]int{a.Key: 1, b.Key: 1, c.Key: 1}, perKey, "one poll per Series, the one in flight not doubled")
 	require.NoError(t, e.st.InTx(ctx, func(tx *store.Store) error { return acq.AcquireMany(ctx, tx, nil) }))
+}
+
+// The duration a poll records is the Site's, not the pacing gate's: a
+// fetch that waited its turn behind other polls of the Site is not shown
+// as a slow Site.
+func TestPollDurationLeavesOutThePacingWait(t *testing.T) {
+	t.Parallel()
+	e := newPollEnv(t, time.Hour)
+	site := pollSite(t)
+	ser := e.hold(site, "paced", 1)
+	e.fetch.set(ser.SeriesURL, seriesBody("Paced", "https://cdn.covers.example/p.png", 3), nil)
+	e.fetch.mu.Lock()
+	e.fetch.paced = 300 * time.Millisecond
+	e.fetch.mu.Unlock()
+
+	require.NoError(t, e.poller.Poll(context.Background(), ser.Key, time.Time{}))
+	got := e.series(ser.Key)
+	require.Equal(t, "Chapter 3", got.LatestLabel)
+	require.NotNil(t, got.PollMS)
+	require.Less(t, *got.PollMS, 300, "the 300 ms at the pacing gate are not the Site's")
 }
 
 func TestChangedLatestStoredWithHistoryUnchangedNotRewritten(t *testing.T) {
