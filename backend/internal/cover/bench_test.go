@@ -1,14 +1,21 @@
 package cover
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -24,9 +31,11 @@ const (
 // bytes behind a JPEG header) to 32 concurrent keep-alive clients from the
 // Cover route and, in the same run over the same directory, from Go's
 // http.FileServer, alternating batches so both see the same machine state.
-// It reports requests per second for each and their ratio:
+// It reports requests per second for each and their ratio. With NGINX_PATH
+// set (make bench sets it from scripts/ensure-nginx.sh), nginx serves the
+// same directory too and joins the rounds:
 //
-//	go test -run '^$' -bench CoverRoute -benchtime 5x ./backend/internal/cover/
+//	NGINX_PATH=$(scripts/ensure-nginx.sh) go test -run '^$' -bench CoverRoute -benchtime 5x ./backend/internal/cover/
 func BenchmarkCoverRoute(b *testing.B) {
 	dir := b.TempDir()
 	store := &Store{Dir: dir}
@@ -55,6 +64,7 @@ func BenchmarkCoverRoute(b *testing.B) {
 	defer route.Close()
 	files := httptest.NewServer(http.FileServer(http.Dir(dir)))
 	defer files.Close()
+	nginx := startNginx(b, dir)
 
 	client := &http.Client{Transport: &http.Transport{
 		MaxIdleConns:        2 * benchClients,
@@ -107,10 +117,13 @@ func BenchmarkCoverRoute(b *testing.B) {
 	// Warm both: page cache, connections, and one full pass over every cover.
 	run(route.URL, true, benchCovers)
 	run(files.URL, false, benchCovers)
+	if nginx != "" {
+		run(nginx, false, benchCovers)
+	}
 
 	// Each iteration interleaves the two servers in short alternating rounds,
 	// so a burst of load from elsewhere on the machine lands on both alike.
-	var routeTime, fileTime time.Duration
+	var routeTime, fileTime, nginxTime time.Duration
 	total := 0
 	for b.Loop() {
 		for r := range benchRounds {
@@ -121,6 +134,9 @@ func BenchmarkCoverRoute(b *testing.B) {
 				fileTime += run(files.URL, false, benchBatch/benchRounds)
 				routeTime += run(route.URL, true, benchBatch/benchRounds)
 			}
+			if nginx != "" {
+				nginxTime += run(nginx, false, benchBatch/benchRounds)
+			}
 		}
 		total += benchBatch
 	}
@@ -129,4 +145,79 @@ func BenchmarkCoverRoute(b *testing.B) {
 	b.ReportMetric(routeRate, "route-req/s")
 	b.ReportMetric(fileRate, "fileserver-req/s")
 	b.ReportMetric(routeRate/fileRate, "route/fileserver")
+	if nginx != "" {
+		nginxRate := float64(total) / nginxTime.Seconds()
+		b.ReportMetric(nginxRate, "nginx-req/s")
+		b.ReportMetric(routeRate/nginxRate, "route/nginx")
+	}
+}
+
+// startNginx serves dir with the nginx at NGINX_PATH on a loopback port,
+// configured as a static file server is usually tuned (sendfile, an open
+// file cache, long keep-alive, no access log), and returns its base URL;
+// "" when NGINX_PATH is unset.
+func startNginx(b *testing.B, dir string) string {
+	bin := os.Getenv("NGINX_PATH")
+	if bin == "" {
+		b.Log("NGINX_PATH unset: no nginx reference (make bench sets it)")
+		return ""
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	prefix := b.TempDir()
+	user := ""
+	if os.Geteuid() == 0 {
+		// Workers would drop to nobody, who cannot read a 0700 temp dir.
+		user = "user root;"
+	}
+	conf := fmt.Sprintf(`%[1]s
+worker_processes %[2]d;
+daemon off;
+pid %[3]s/nginx.pid;
+error_log %[3]s/error.log warn;
+events { worker_connections 1024; }
+http {
+	access_log off;
+	sendfile on;
+	tcp_nopush on;
+	keepalive_requests 1000000;
+	open_file_cache max=2000;
+	client_body_temp_path %[3]s/body;
+	proxy_temp_path %[3]s/proxy;
+	fastcgi_temp_path %[3]s/fastcgi;
+	uwsgi_temp_path %[3]s/uwsgi;
+	scgi_temp_path %[3]s/scgi;
+	default_type application/octet-stream;
+	server {
+		listen %[4]s;
+		root %[5]s;
+	}
+}
+`, user, runtime.NumCPU(), prefix, addr, dir)
+	confPath := filepath.Join(prefix, "nginx.conf")
+	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-p", prefix, "-c", confPath)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("start nginx: %v", err)
+	}
+	b.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGQUIT); _ = cmd.Wait() })
+	base := "http://" + addr
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if resp, err := http.Get(base + "/"); err == nil {
+			_ = resp.Body.Close()
+			return base
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("nginx did not start: %s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
