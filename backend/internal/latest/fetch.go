@@ -187,10 +187,7 @@ type pacedTransport struct {
 
 func (t pacedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.pace != nil {
-		start := time.Now()
-		err := t.pace(req.Context(), req.URL.Hostname())
-		notePaceWait(req.Context(), time.Since(start))
-		if err != nil {
+		if err := t.pace(req.Context(), req.URL.Hostname()); err != nil {
 			return nil, fmt.Errorf("pace %s: %w", req.URL.Hostname(), err)
 		}
 	}
@@ -211,6 +208,18 @@ func withPaceWait(ctx context.Context) (context.Context, *atomic.Int64) {
 func notePaceWait(ctx context.Context, d time.Duration) {
 	if w, ok := ctx.Value(paceWaitKey{}).(*atomic.Int64); ok {
 		w.Add(int64(d))
+	}
+}
+
+// PaceCounted wraps a pacing gate so that the time a poll's fetch waits at
+// it, plain or in the browser, is left out of the poll's recorded
+// duration. Outside a poll it is the gate unchanged.
+func PaceCounted(pace func(ctx context.Context, host string) error) func(ctx context.Context, host string) error {
+	return func(ctx context.Context, host string) error {
+		start := time.Now()
+		err := pace(ctx, host)
+		notePaceWait(ctx, time.Since(start))
+		return err
 	}
 }
 

@@ -251,13 +251,13 @@ func TestPlainFetchPacesEveryRequestRedirectsIncluded(t *testing.T) {
 			return
 		}
 		_, _ = w.Write([]byte("ok"))
-	}, PlainOptions{Pace: func(ctx context.Context, host string) error {
+	}, PlainOptions{Pace: PaceCounted(func(ctx context.Context, host string) error {
 		mu.Lock()
 		paced = append(paced, host)
 		mu.Unlock()
 		time.Sleep(20 * time.Millisecond)
 		return nil
-	}})
+	})})
 	ctx, waited := withPaceWait(context.Background())
 	_, err := s.fetch.Fetch(ctx, asuraSite(t), orv, Conditional{})
 	require.NoError(t, err)

@@ -220,7 +220,7 @@ func buildFetch(cfg config.Config, st *store.Store, logger *slog.Logger, m *metr
 	if m != nil {
 		f.pace = m.TimePacing(f.pace)
 	}
-	pace := func(ctx context.Context, host string) error { return f.pace.Wait(ctx, host, paces.ForHost(host)) }
+	pace := latest.PaceCounted(func(ctx context.Context, host string) error { return f.pace.Wait(ctx, host, paces.ForHost(host)) })
 	f.dest = destination.New(destination.Options{
 		MaxBytes: cfg.CoverMaxBytes, UserAgent: cfg.UserAgent,
 		Resolver: seams.Resolver, Dial: seams.Dial, RootCAs: seams.RootCAs,
