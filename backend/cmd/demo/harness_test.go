@@ -12,7 +12,6 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -30,6 +29,7 @@ import (
 
 	"github.com/lectern-reader/lectern/backend/internal/fixturesites"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
+	"github.com/lectern-reader/lectern/backend/internal/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -49,53 +49,6 @@ const (
 	bindingName = "__lecternGM"
 	step        = 45 * time.Second // generous: a slow machine never fails a step
 )
-
-// chromiumPath finds Chromium the way scripts/ensure-chromium.sh does. A
-// missing browser fails the test: a silent skip would hide that the panel
-// was never tried in a browser.
-func chromiumPath(t testing.TB) string {
-	t.Helper()
-	if p := os.Getenv("BROWSER_PATH"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
-		return "/usr/bin/chromium"
-	}
-	t.Fatalf("no Chromium found (BROWSER_PATH, chromium, chromium-browser, google-chrome, /usr/bin/chromium): run %s to install it",
-		filepath.Join(repoRoot(t), "scripts", "ensure-chromium.sh"))
-	return ""
-}
-
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	require.NoError(t, err)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		require.NotEqual(t, parent, dir, "no go.mod above the test directory")
-		dir = parent
-	}
-}
-
-// screenshotDir is $ARTIFACTS_DIR/screenshots, else artifacts/screenshots at
-// the repository root (gitignored).
-func screenshotDir(t testing.TB) string {
-	t.Helper()
-	dir := filepath.Join(repoRoot(t), "artifacts", "screenshots")
-	if a := os.Getenv("ARTIFACTS_DIR"); a != "" {
-		dir = filepath.Join(a, "screenshots")
-	}
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	return dir
-}
 
 // env is one setup: fixture Sites, a Lectern and a Reader with a token.
 type env struct {
@@ -183,7 +136,7 @@ func (e *env) userscript(name string) string {
 // name. It returns the browser's context.
 func launch(t testing.TB, sites *fixturesites.Server) context.Context {
 	t.Helper()
-	path := chromiumPath(t)
+	path := testenv.ChromiumPath(t)
 	profile := t.TempDir() // registered first, so removed after the browser exits
 	opts := append([]chromedp.ExecAllocatorOption{}, chromedp.DefaultExecAllocatorOptions[:]...)
 	opts = append(opts, chromedp.ExecPath(path), chromedp.UserDataDir(profile), chromedp.WindowSize(1280, 900))
@@ -658,7 +611,7 @@ func (tb *tab) screenshot(name string) {
 	defer cancel()
 	buf, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	require.NoError(tb.t, err)
-	p := filepath.Join(screenshotDir(tb.t), name+".png")
+	p := filepath.Join(testenv.ScreenshotDir(tb.t), name+".png")
 	require.NoError(tb.t, os.WriteFile(p, buf, 0o644))
 	tb.t.Logf("screenshot: %s", p)
 }

@@ -27,26 +27,12 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/lectern-reader/lectern/backend/internal/config"
+	"github.com/lectern-reader/lectern/backend/internal/testenv"
 )
-
-// repoRoot is the directory holding go.mod.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	require.NoError(t, err)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		require.NotEqual(t, parent, dir, "no go.mod above the test")
-		dir = parent
-	}
-}
 
 func readRepoFile(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot(t), name))
+	b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), name))
 	require.NoError(t, err)
 	return string(b)
 }
@@ -219,7 +205,7 @@ func buildContext(t *testing.T, root string, ign dockerignore) []string {
 // given as the build argument.
 func TestDockerfileBuildsAStaticNonRootImage(t *testing.T) {
 	t.Parallel()
-	root := repoRoot(t)
+	root := testenv.RepoRoot(t)
 	args, stages := parseDockerfile(t, readRepoFile(t, "Dockerfile"))
 	require.GreaterOrEqual(t, len(stages), 2, "a multi-stage build")
 	build, final := stages[0], stages[len(stages)-1]
@@ -614,7 +600,7 @@ const (
 // The committed table is what the configuration struct prints today. With
 // UPDATE_DOCS=1 the test rewrites it instead.
 func TestConfigurationDocMatchesTheStruct(t *testing.T) {
-	path := filepath.Join(repoRoot(t), "docs", "configuration.md")
+	path := filepath.Join(testenv.RepoRoot(t), "docs", "configuration.md")
 	doc := readRepoFile(t, "docs/configuration.md")
 	begin, end := strings.Index(doc, configBegin), strings.Index(doc, configEnd)
 	require.True(t, begin >= 0 && end > begin, "docs/configuration.md has no generated section")

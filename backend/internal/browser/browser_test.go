@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-reader/lectern/backend/internal/testenv"
 )
 
 // Most tests share one launched Chromium: reads are serialised anyway, and a
@@ -30,7 +32,7 @@ func sharedEnv(t testing.TB) *env {
 	t.Helper()
 	sharedOnce.Do(func() {
 		e := &env{net: newTestNet(), pace: &pacer{}, log: &syncBuffer{}}
-		path := chromiumPath(t)
+		path := testenv.ChromiumPath(t)
 		e.b = New(Options{
 			Path:             path,
 			Dial:             e.net.Dial,
@@ -332,7 +334,7 @@ func TestLaunchFailureIsReported(t *testing.T) {
 // still gets nothing, and a sidecar that dies mid-read is reported as lost and
 // reconnected to on the next read once it is back.
 func TestRemoteSidecar(t *testing.T) {
-	path := chromiumPath(t)
+	path := testenv.ChromiumPath(t)
 	port := freePort(t)
 	stop := startSidecar(t, path, port)
 	e := newEnv(t, Options{URL: "http://" + net.JoinHostPort("127.0.0.1", port)})

@@ -12,9 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -25,6 +23,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-reader/lectern/backend/internal/testenv"
 )
 
 // The fixtures stand in for a browser Site behind a JavaScript interstitial.
@@ -259,27 +259,6 @@ func realArrived(p string) bool {
 	return strings.Contains(p, realMarker) && !strings.Contains(p, challengeMarker)
 }
 
-// chromiumPath finds Chromium the way scripts/ensure-chromium.sh does. A
-// missing browser fails the test: these tests are the only proof the browser
-// fetcher works, and a silent skip would hide that.
-func chromiumPath(t testing.TB) string {
-	t.Helper()
-	if p := os.Getenv("BROWSER_PATH"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
-		return "/usr/bin/chromium"
-	}
-	root, _ := filepath.Abs("../../..")
-	t.Fatalf("no Chromium found (BROWSER_PATH, chromium, chromium-browser, google-chrome, /usr/bin/chromium): run %s/scripts/ensure-chromium.sh to install it", root)
-	return ""
-}
-
 // syncBuffer collects log output from several goroutines.
 type syncBuffer struct {
 	mu  sync.Mutex
@@ -352,7 +331,7 @@ func newEnv(t testing.TB, opts Options) *env {
 	opts.Pace = e.pace.Pace
 	opts.Logger = slogTo(e.log)
 	if opts.URL == "" && opts.Path == "" {
-		opts.Path = chromiumPath(t)
+		opts.Path = testenv.ChromiumPath(t)
 		opts.IgnoreCertErrors = true
 	}
 	if opts.RereadInterval == 0 {

@@ -3,7 +3,6 @@ package faults
 import (
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -18,21 +17,8 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/server"
 	"github.com/lectern-reader/lectern/backend/internal/store"
+	"github.com/lectern-reader/lectern/backend/internal/testenv"
 )
-
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("BROWSER_PATH"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatal("no Chromium found: run scripts/ensure-chromium.sh (make test does) or set BROWSER_PATH")
-	return ""
-}
 
 // sidecar is a headless Chromium run as the Compose sidecar is: a DevTools
 // port, no proxy flag (Lectern gives each browser context its proxy).
@@ -85,7 +71,7 @@ func (s *sidecar) kill() {
 // Chapter.
 func TestBrowserKilledMidReadRecovers(t *testing.T) {
 	t.Parallel()
-	path := chromiumPath(t)
+	path := testenv.ChromiumPath(t)
 	sites := startSites(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -5,8 +5,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +12,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-reader/lectern/backend/internal/testenv"
 )
 
 // The browser Sites' reads run in real headless Chromium against a loopback
@@ -22,20 +22,6 @@ import (
 // location carries the real hostnames the reads pin.
 
 const towerID = "0199a4c2-7d1e-7b3a-9f21-4be0c6d1a2f3"
-
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("BROWSER_PATH"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatal("no Chromium found: run scripts/ensure-chromium.sh (make test does) or set BROWSER_PATH")
-	return ""
-}
 
 // fakeSite serves the fixtures as the browser Sites would, and records the
 // requests that reached it.
@@ -91,7 +77,7 @@ func (f *fakeSite) requests() []string {
 
 func newBrowser(t *testing.T) (context.Context, *fakeSite) {
 	t.Helper()
-	path := chromiumPath(t)
+	path := testenv.ChromiumPath(t)
 	site := &fakeSite{t: t}
 	srv := httptest.NewTLSServer(site)
 	t.Cleanup(srv.Close)

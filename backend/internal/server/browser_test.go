@@ -3,27 +3,13 @@ package server
 import (
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-)
 
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("BROWSER_PATH"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatal("no Chromium found: run scripts/ensure-chromium.sh (make test does) or set BROWSER_PATH")
-	return ""
-}
+	"github.com/lectern-reader/lectern/backend/internal/testenv"
+)
 
 const (
 	towerURL   = "https://kagane.to/series/0199a4c2-7d1e-7b3a-9f21-4be0c6d1a2f3"
@@ -43,7 +29,7 @@ func TestKaganePollAndCoverThroughTheBrowser(t *testing.T) {
 	n, seams := newFixtureNet(t)
 	seams.BrowserIgnoreCertErrors = true
 	b := &jobsBundle{net: n, seams: seams, url: newDatabaseURL(t), cfg: jobsConfig(t.TempDir())}
-	b.cfg.BrowserPath = chromiumPath(t)
+	b.cfg.BrowserPath = testenv.ChromiumPath(t)
 	b.cfg.BrowserProxyListen = "127.0.0.1:0"
 
 	cleared := func(r *http.Request) bool {

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,59 +25,13 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/server"
 	"github.com/lectern-reader/lectern/backend/internal/store"
+	"github.com/lectern-reader/lectern/backend/internal/testenv"
 )
-
-// chromiumPath finds Chromium the way scripts/ensure-chromium.sh does. A
-// missing browser fails the test: a silent skip would hide that the UI was
-// never tried in a browser.
-func chromiumPath(t testing.TB) string {
-	t.Helper()
-	if p := os.Getenv("BROWSER_PATH"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
-		return "/usr/bin/chromium"
-	}
-	t.Fatalf("no Chromium found (BROWSER_PATH, chromium, chromium-browser, google-chrome, /usr/bin/chromium): run %s to install it",
-		filepath.Join(repoRoot(t), "scripts", "ensure-chromium.sh"))
-	return ""
-}
-
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	require.NoError(t, err)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		require.NotEqual(t, parent, dir, "no go.mod above the test directory")
-		dir = parent
-	}
-}
-
-// screenshotDir is $ARTIFACTS_DIR/screenshots, else artifacts/screenshots at
-// the repository root (gitignored).
-func screenshotDir(t testing.TB) string {
-	t.Helper()
-	dir := filepath.Join(repoRoot(t), "artifacts", "screenshots")
-	if a := os.Getenv("ARTIFACTS_DIR"); a != "" {
-		dir = filepath.Join(a, "screenshots")
-	}
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	return dir
-}
 
 // startBrowser launches a fresh headless Chromium and returns its first tab.
 func startBrowser(t testing.TB) context.Context {
 	t.Helper()
-	path := chromiumPath(t)
+	path := testenv.ChromiumPath(t)
 	profile := t.TempDir() // registered first, so removed after the browser exits
 	opts := append([]chromedp.ExecAllocatorOption{}, chromedp.DefaultExecAllocatorOptions[:]...)
 	opts = append(opts, chromedp.ExecPath(path), chromedp.UserDataDir(profile))
@@ -227,7 +180,7 @@ func (b *browserTab) shoot(name string) { b.screenshots(name, true) }
 // too long for one image.
 func (b *browserTab) screenshots(name string, full bool) {
 	b.t.Helper()
-	dir := screenshotDir(b.t)
+	dir := testenv.ScreenshotDir(b.t)
 	for _, v := range []struct {
 		suffix string
 		w, h   int64
