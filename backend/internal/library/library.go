@@ -45,10 +45,11 @@ type Library struct {
 	Logger  *slog.Logger
 }
 
-// Limits on client-sent text, generous for any real label or URL.
+// Limits on client-sent text, generous for any real label or URL; an
+// import applies the same.
 const (
-	maxLabel = 300
-	maxURL   = 2048
+	MaxLabel = 300
+	MaxURL   = 2048
 )
 
 // PutRequest is the body of PUT /api/bookmarks/{key}.
@@ -90,8 +91,8 @@ func (l *Library) Put(ctx context.Context, readerID int64, key string, req PutRe
 		return Bookmark{}, false, err
 	}
 	title := strings.TrimSpace(req.Title)
-	if utf8.RuneCountInString(title) > maxLabel {
-		return Bookmark{}, false, invalid("title is longer than %d characters", maxLabel)
+	if utf8.RuneCountInString(title) > MaxLabel {
+		return Bookmark{}, false, invalid("title is longer than %d characters", MaxLabel)
 	}
 
 	var res store.PutResult
@@ -162,8 +163,8 @@ func (l *Library) validate(key string, req PutRequest) (latest.Ref, *store.Progr
 		}
 		return ref, nil, nil
 	}
-	if utf8.RuneCountInString(chapter) > maxLabel {
-		return latest.Ref{}, nil, invalid("chapter is longer than %d characters", maxLabel)
+	if utf8.RuneCountInString(chapter) > MaxLabel {
+		return latest.Ref{}, nil, invalid("chapter is longer than %d characters", MaxLabel)
 	}
 	p := &store.Progress{Chapter: chapter, ChapterNumber: req.ChapterNumber}
 	if p.ChapterNumber == nil {
@@ -174,7 +175,7 @@ func (l *Library) validate(key string, req PutRequest) (latest.Ref, *store.Progr
 		return latest.Ref{}, nil, invalid("chapter_number must be a number from 0 to 9999999")
 	}
 	if req.ChapterURL != "" {
-		u, err := siteURL(site, req.ChapterURL)
+		u, err := SiteURL(site, req.ChapterURL)
 		if err != nil {
 			return latest.Ref{}, nil, invalid("chapter_url: %v", err)
 		}
@@ -183,12 +184,12 @@ func (l *Library) validate(key string, req PutRequest) (latest.Ref, *store.Progr
 	return ref, p, nil
 }
 
-// siteURL checks a client-sent URL is an http(s) URL on the Site's hosts: it
-// becomes a link in the web UI, so anything else (javascript:, another host)
-// is refused rather than rendered.
-func siteURL(site *latest.Site, raw string) (string, error) {
-	if len(raw) > maxURL {
-		return "", fmt.Errorf("longer than %d bytes", maxURL)
+// SiteURL checks a client-sent URL (a PUT's or an import's) is an http(s)
+// URL on the Site's hosts: it becomes a link in the web UI, so anything
+// else (javascript:, another host) is refused rather than rendered.
+func SiteURL(site *latest.Site, raw string) (string, error) {
+	if len(raw) > MaxURL {
+		return "", fmt.Errorf("longer than %d bytes", MaxURL)
 	}
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -15,12 +14,6 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/library"
 	"github.com/lectern-reader/lectern/backend/internal/store"
-)
-
-// Limits on imported text, the same as a PUT's.
-const (
-	maxLabel = 300
-	maxURL   = 2048
 )
 
 // Options steer one import.
@@ -308,8 +301,8 @@ func (im *Importer) validate(e entry) (store.ImportRow, error) {
 	row.Series = store.NewSeries{Key: ref.Key, Site: ref.Site, Kind: string(ref.Kind), SeriesURL: ref.SeriesURL}
 
 	title := strings.TrimSpace(e.Title)
-	if utf8.RuneCountInString(title) > maxLabel {
-		return row, fmt.Errorf("title is longer than %d characters", maxLabel)
+	if utf8.RuneCountInString(title) > library.MaxLabel {
+		return row, fmt.Errorf("title is longer than %d characters", library.MaxLabel)
 	}
 	row.TitleHint = title
 
@@ -328,8 +321,8 @@ func (im *Importer) validate(e entry) (store.ImportRow, error) {
 		}
 		return row, nil
 	}
-	if utf8.RuneCountInString(chapter) > maxLabel {
-		return row, fmt.Errorf("chapter is longer than %d characters", maxLabel)
+	if utf8.RuneCountInString(chapter) > library.MaxLabel {
+		return row, fmt.Errorf("chapter is longer than %d characters", library.MaxLabel)
 	}
 	p := &store.Progress{Chapter: chapter, ChapterNumber: e.ChapterNumber}
 	if !e.NumberGiven {
@@ -341,7 +334,7 @@ func (im *Importer) validate(e entry) (store.ImportRow, error) {
 		return row, errors.New("chapter_number must be a number from 0 to 9999999")
 	}
 	if e.ChapterURL != "" {
-		u, err := siteURL(site, e.ChapterURL)
+		u, err := library.SiteURL(site, e.ChapterURL)
 		if err != nil {
 			return row, fmt.Errorf("chapter URL: %w", err)
 		}
@@ -355,22 +348,6 @@ func (im *Importer) validate(e entry) (store.ImportRow, error) {
 	}
 	row.Progress = p
 	return row, nil
-}
-
-// siteURL checks a chapter URL is an http(s) URL on the Site's hosts: it
-// becomes a link in the web UI, so anything else is refused, as for a PUT.
-func siteURL(site *latest.Site, raw string) (string, error) {
-	if len(raw) > maxURL {
-		return "", fmt.Errorf("longer than %d bytes", maxURL)
-	}
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
-		return "", errors.New("not an absolute http(s) URL")
-	}
-	if !site.HasHost(strings.ToLower(u.Hostname())) {
-		return "", fmt.Errorf("host %s is not one of %s's", u.Hostname(), site.Name)
-	}
-	return u.String(), nil
 }
 
 func (im *Importer) now() time.Time {
