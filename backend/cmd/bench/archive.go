@@ -48,12 +48,12 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
-	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/archive"
 	"github.com/lectern-reader/lectern/backend/internal/cover"
-	"github.com/lectern-reader/lectern/backend/internal/destination"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
-	"github.com/lectern-reader/lectern/backend/internal/pacing"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/pacing"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 	"github.com/lectern-reader/lectern/backend/internal/testcert"
 )
@@ -339,7 +339,7 @@ func benchArchive(ctx context.Context, e *env) error {
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 func benchOwner(ctx context.Context, st *store.Store) (store.Reader, error) {
-	hash, err := account.HashPassword("bench password")
+	hash, err := credential.HashPassword("bench password")
 	if err != nil {
 		return store.Reader{}, err
 	}
@@ -671,8 +671,8 @@ func rawFetch(ctx context.Context, pool *x509.CertPool) error {
 
 // benchWorker runs the archive's workers as a replica does, pacing at zero,
 // until SIGTERM.
-func benchWorker(ctx context.Context, st *store.Store, pages *cover.Store, roots *x509.CertPool, dial destination.DialFunc) error {
-	dest := destination.New(destination.Options{Resolver: benchResolver{}, Dial: dial, RootCAs: roots, MaxBytes: 8 << 20})
+func benchWorker(ctx context.Context, st *store.Store, pages *cover.Store, roots *x509.CertPool, dial gate.DialFunc) error {
+	dest := gate.New(gate.Options{Resolver: benchResolver{}, Dial: dial, RootCAs: roots, MaxBytes: 8 << 20})
 	gate := pacing.New(st, pacing.Options{})
 	paces := map[string]time.Duration{}
 	for _, s := range latest.Sites() {

@@ -29,7 +29,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/loadgen"
 	"github.com/lectern-reader/lectern/backend/internal/server"
@@ -170,7 +170,7 @@ func startLectern(ctx context.Context, dbURL, dataDir string) (base string, st *
 // seedReader creates a Reader with n Bookmarks on n Series with realistic
 // facts, and returns a token for them.
 func seedReader(ctx context.Context, st *store.Store, name string, n int) (string, error) {
-	hash, err := account.HashPassword("bench password")
+	hash, err := credential.HashPassword("bench password")
 	if err != nil {
 		return "", err
 	}
@@ -178,7 +178,7 @@ func seedReader(ctx context.Context, st *store.Store, name string, n int) (strin
 	if err != nil {
 		return "", err
 	}
-	token, th, err := account.NewToken()
+	token, th, err := credential.NewToken()
 	if err != nil {
 		return "", err
 	}

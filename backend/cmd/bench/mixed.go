@@ -22,7 +22,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/loadgen"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -287,7 +287,7 @@ func seedCovers(dir string) ([]string, error) {
 }
 
 func seedMixed(ctx context.Context, st *store.Store, covers []string) ([]mixedReader, error) {
-	hash, err := account.HashPassword("bench password")
+	hash, err := credential.HashPassword("bench password")
 	if err != nil {
 		return nil, err
 	}
@@ -309,18 +309,18 @@ func seedMixed(ctx context.Context, st *store.Store, covers []string) ([]mixedRe
 		if err != nil {
 			return nil, err
 		}
-		token, th, err := account.NewToken()
+		token, th, err := credential.NewToken()
 		if err != nil {
 			return nil, err
 		}
 		if _, err := st.CreateToken(ctx, rd.ID, "bench", th); err != nil {
 			return nil, err
 		}
-		sid, err := account.NewSecret()
+		sid, err := credential.NewSecret()
 		if err != nil {
 			return nil, err
 		}
-		if err := st.CreateSession(ctx, account.HashSecret(sid), rd.ID, "csrf", time.Now().Add(time.Hour)); err != nil {
+		if err := st.CreateSession(ctx, credential.HashSecret(sid), rd.ID, "csrf", time.Now().Add(time.Hour)); err != nil {
 			return nil, err
 		}
 		// Reader r holds 500 distinct Series: (r·97 + i·7) mod 5000, and 7 is

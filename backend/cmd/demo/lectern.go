@@ -16,7 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/fixturesites"
 	"github.com/lectern-reader/lectern/backend/internal/server"
@@ -161,7 +161,7 @@ func waitReady(ctx context.Context, base string) error {
 // newReader creates a Reader (an Owner when owner is set) with password and
 // an API token, and returns the Reader's id and the token.
 func newReader(ctx context.Context, st *store.Store, name, password string, owner bool) (int64, string, error) {
-	hash, err := account.HashPassword(password)
+	hash, err := credential.HashPassword(password)
 	if err != nil {
 		return 0, "", err
 	}
@@ -169,7 +169,7 @@ func newReader(ctx context.Context, st *store.Store, name, password string, owne
 	if err != nil {
 		return 0, "", fmt.Errorf("create Reader %s: %w", name, err)
 	}
-	token, tokenHash, err := account.NewToken()
+	token, tokenHash, err := credential.NewToken()
 	if err != nil {
 		return 0, "", err
 	}

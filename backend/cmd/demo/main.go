@@ -38,10 +38,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/fixturesites"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
-	"github.com/lectern-reader/lectern/backend/internal/library"
+	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 )
 
 var version = "demo"
@@ -160,7 +160,7 @@ func startDemo(ctx context.Context, o demoOptions) (_ *demo, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if d.password, err = account.NewSecret(); err != nil {
+	if d.password, err = credential.NewSecret(); err != nil {
 		return nil, err
 	}
 	d.password = d.password[:16]
@@ -190,7 +190,7 @@ func (d *demo) Close() error {
 
 // seed bookmarks one Series of each Library, so the panel has something to
 // show at once; their Acquisitions run like any new Bookmark's.
-func seed(ctx context.Context, lib *library.Library, readerID int64) error {
+func seed(ctx context.Context, lib *bookmark.Service, readerID int64) error {
 	for _, s := range []struct {
 		url, chapter string
 		number       float64
@@ -203,7 +203,7 @@ func seed(ctx context.Context, lib *library.Library, readerID int64) error {
 			return err
 		}
 		n := s.number
-		if _, _, err := lib.Put(ctx, readerID, ref.Key, library.PutRequest{
+		if _, _, err := lib.Put(ctx, readerID, ref.Key, bookmark.PutRequest{
 			Site: ref.Site, SeriesURL: ref.SeriesURL, Chapter: s.chapter, ChapterNumber: &n,
 		}); err != nil {
 			return fmt.Errorf("seed a Bookmark of %s: %w", ref.Key, err)

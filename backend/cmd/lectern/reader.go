@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -35,7 +35,7 @@ func cmdReader(ctx context.Context, env *cmdEnv, args []string) int {
 		return 2
 	}
 	name := rest[1]
-	if err := account.ValidName(name); err != nil {
+	if err := credential.ValidName(name); err != nil {
 		fmt.Fprintln(env.stderr, "lectern:", err)
 		return 2
 	}
@@ -50,7 +50,7 @@ func cmdReader(ctx context.Context, env *cmdEnv, args []string) int {
 		fmt.Fprintln(env.stderr, "lectern:", err)
 		return 1
 	}
-	hash, err := account.HashPassword(password)
+	hash, err := credential.HashPassword(password)
 	if err != nil {
 		fmt.Fprintln(env.stderr, "lectern:", err)
 		return 1
@@ -103,7 +103,7 @@ func cmdToken(ctx context.Context, env *cmdEnv, args []string) int {
 		fmt.Fprintln(env.stderr, "lectern:", err)
 		return 1
 	}
-	token, hash, err := account.NewToken()
+	token, hash, err := credential.NewToken()
 	if err != nil {
 		fmt.Fprintln(env.stderr, "lectern:", err)
 		return 1
@@ -161,7 +161,7 @@ func readPassword(env *cmdEnv) (string, error) {
 		}
 		return string(a), nil
 	}
-	line, err := bufio.NewReader(io.LimitReader(env.stdin, account.MaxPasswordLen+2)).ReadString('\n')
+	line, err := bufio.NewReader(io.LimitReader(env.stdin, credential.MaxPasswordLen+2)).ReadString('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
 		return "", fmt.Errorf("read password from standard input: %w", err)
 	}

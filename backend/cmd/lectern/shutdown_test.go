@@ -20,7 +20,7 @@ import (
 
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/metrics/metricstest"
-	"github.com/lectern-reader/lectern/backend/internal/pacing"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/pacing"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 )
 

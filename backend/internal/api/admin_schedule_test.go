@@ -16,10 +16,10 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/api"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
-	"github.com/lectern-reader/lectern/backend/internal/library"
+	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/schedule"
 	"github.com/lectern-reader/lectern/backend/internal/store"
@@ -43,7 +43,7 @@ func setupAdmin(t *testing.T) *adminBundle {
 	require.NoError(t, err)
 	budgets, err := latest.NewBudgets(map[string]int{"asura": 1200}, latest.Paces{})
 	require.NoError(t, err)
-	lib := &library.Library{Store: st, Acquire: latest.Acquirer{Client: rc}, BaseURL: "https://lectern.example.net"}
+	lib := &bookmark.Service{Store: st, Acquire: latest.Acquirer{Client: rc}, BaseURL: "https://lectern.example.net"}
 	ad := &api.Admin{Store: st, Controls: &latest.Queue{Client: rc, Store: st}, Paces: latest.Paces{}, Budgets: budgets, Policy: latest.PolicyAdaptive}
 	a := &api.API{Store: st, Library: lib, Version: "test", AdminRoutes: []func(r chi.Router){ad.Routes}}
 	srv := httptest.NewServer(a.Routes())
@@ -58,7 +58,7 @@ func (b *adminBundle) token(name string, owner bool) string {
 	b.t.Helper()
 	r, err := b.st.CreateReader(context.Background(), name, "x", owner)
 	require.NoError(b.t, err)
-	tok, hash, err := account.NewToken()
+	tok, hash, err := credential.NewToken()
 	require.NoError(b.t, err)
 	_, err = b.st.CreateToken(context.Background(), r.ID, "t", hash)
 	require.NoError(b.t, err)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/lectern-reader/lectern/backend/internal/library"
+	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -25,7 +25,7 @@ const MaxBody = 64 << 10
 // API serves /api.
 type API struct {
 	Store   *store.Store
-	Library *library.Library
+	Library *bookmark.Service
 	Logger  *slog.Logger
 	// Version is sent as X-Lectern-Version so a client can show which
 	// server it talks to.

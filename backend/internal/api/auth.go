@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -38,7 +38,7 @@ func (a *API) authenticate(next http.Handler) http.Handler {
 			writeError(w, http.StatusUnauthorized, "missing bearer token: send Authorization: Bearer <token> (create one in the web UI under Settings, or with 'lectern token new')")
 			return
 		}
-		reader, err := a.Store.ReaderByToken(r.Context(), account.HashSecret(token))
+		reader, err := a.Store.ReaderByToken(r.Context(), credential.HashSecret(token))
 		if errors.Is(err, store.ErrNotFound) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="lectern", error="invalid_token"`)
 			writeError(w, http.StatusUnauthorized, "unknown or revoked token")

@@ -12,7 +12,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lectern-reader/lectern/backend/internal/latest"
-	"github.com/lectern-reader/lectern/backend/internal/library"
+	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 )
 
 // wireVersion changes when the shape or meaning of a Bookmark object
@@ -89,7 +89,7 @@ func (a *API) getBookmark(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b, err := a.Library.Get(r.Context(), reader.ID, key)
-	if errors.Is(err, library.ErrNotFound) {
+	if errors.Is(err, bookmark.ErrNotFound) {
 		writeError(w, http.StatusNotFound, "no bookmark "+key)
 		return
 	}
@@ -107,13 +107,13 @@ func (a *API) putBookmark(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnprocessableEntity, err.Error())
 		return
 	}
-	var req library.PutRequest
+	var req bookmark.PutRequest
 	if status, msg := Decode(w, r, &req); status != 0 {
 		writeError(w, status, msg)
 		return
 	}
 	b, created, err := a.Library.Put(r.Context(), reader.ID, key, req)
-	var inv *library.InvalidError
+	var inv *bookmark.InvalidError
 	if errors.As(err, &inv) {
 		WriteJSON(w, http.StatusUnprocessableEntity, errorBody{Error: inv.Msg, ExpectedKey: inv.ExpectedKey})
 		return
@@ -137,7 +137,7 @@ func (a *API) deleteBookmark(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	err = a.Library.Delete(r.Context(), reader.ID, key)
-	if errors.Is(err, library.ErrNotFound) {
+	if errors.Is(err, bookmark.ErrNotFound) {
 		writeError(w, http.StatusNotFound, "no bookmark "+key)
 		return
 	}

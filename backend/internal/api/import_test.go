@@ -16,10 +16,10 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/api"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
-	"github.com/lectern-reader/lectern/backend/internal/library"
+	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -29,7 +29,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 type bundle struct {
 	t   *testing.T
 	st  *store.Store
-	lib *library.Library
+	lib *bookmark.Service
 	srv *httptest.Server
 }
 
@@ -40,7 +40,7 @@ func setup(t *testing.T) *bundle {
 	st := store.New(pgtest.New(t))
 	rc, err := river.NewClient(riverpgxv5.New(st.Pool), &river.Config{})
 	require.NoError(t, err)
-	lib := &library.Library{Store: st, Acquire: latest.Acquirer{Client: rc}, BaseURL: "https://lectern.example.net"}
+	lib := &bookmark.Service{Store: st, Acquire: latest.Acquirer{Client: rc}, BaseURL: "https://lectern.example.net"}
 	a := &api.API{Store: st, Library: lib, Version: "test"}
 	a.ReaderRoutes = append(a.ReaderRoutes, a.ExportRoutes, a.ImportRoutes)
 	srv := httptest.NewServer(a.Routes())
@@ -52,7 +52,7 @@ func (b *bundle) reader(name string) (int64, string) {
 	b.t.Helper()
 	r, err := b.st.CreateReader(context.Background(), name, "x", false)
 	require.NoError(b.t, err)
-	tok, hash, err := account.NewToken()
+	tok, hash, err := credential.NewToken()
 	require.NoError(b.t, err)
 	_, err = b.st.CreateToken(context.Background(), r.ID, "t", hash)
 	require.NoError(b.t, err)
@@ -85,7 +85,7 @@ func (b *bundle) put(readerID int64, seriesURL, title, chapter string) {
 	b.t.Helper()
 	ref, err := latest.Resolve(seriesURL)
 	require.NoError(b.t, err)
-	_, _, err = b.lib.Put(context.Background(), readerID, ref.Key, library.PutRequest{Site: ref.Site, SeriesURL: seriesURL, Title: title, Chapter: chapter})
+	_, _, err = b.lib.Put(context.Background(), readerID, ref.Key, bookmark.PutRequest{Site: ref.Site, SeriesURL: seriesURL, Title: title, Chapter: chapter})
 	require.NoError(b.t, err)
 }
 

@@ -26,7 +26,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/lectern-reader/lectern/backend/internal/cover"
-	"github.com/lectern-reader/lectern/backend/internal/destination"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -87,7 +87,7 @@ type Pacer interface {
 
 // Images fetches page images through the destination gate.
 type Images interface {
-	FetchImage(ctx context.Context, rawURL, referer string) (destination.Image, error)
+	FetchImage(ctx context.Context, rawURL, referer string) (gate.Image, error)
 }
 
 // Service is the Archive: requests, jobs, reading and export.

@@ -21,15 +21,15 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/api"
 	"github.com/lectern-reader/lectern/backend/internal/archive"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/cover"
-	"github.com/lectern-reader/lectern/backend/internal/destination"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
-	"github.com/lectern-reader/lectern/backend/internal/library"
-	"github.com/lectern-reader/lectern/backend/internal/pacing"
+	"github.com/lectern-reader/lectern/backend/internal/bookmark"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/pacing"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 	"github.com/lectern-reader/lectern/backend/internal/web"
@@ -60,7 +60,7 @@ type rigOptions struct {
 // and dialling through the destination gate, whose resolver and dialer map
 // every fixture name to the loopback fixture Site.
 func newService(st *store.Store, dir, siteAddr string, pool *x509.CertPool, o rigOptions, logger *slog.Logger) (*archive.Service, *river.Workers, error) {
-	dest := destination.New(destination.Options{
+	dest := gate.New(gate.Options{
 		Resolver: resolver{}, Dial: dialer(siteAddr), RootCAs: pool,
 		Timeout: 20 * time.Second, MaxBytes: 4 << 20,
 	})
@@ -106,7 +106,7 @@ type rig struct {
 	river *river.Client[pgx.Tx]
 	dir   string
 	ts    *httptest.Server
-	lib   *library.Library
+	lib   *bookmark.Service
 }
 
 func quietLogger() *slog.Logger {
@@ -153,7 +153,7 @@ func (r *rig) serveHTTP() {
 	r.ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { h.ServeHTTP(w, req) }))
 	r.t.Cleanup(r.ts.Close)
 	r.svc.BaseURL = r.ts.URL
-	r.lib = &library.Library{Store: r.st, Acquire: latest.Acquirer{Client: r.river}, BaseURL: r.ts.URL}
+	r.lib = &bookmark.Service{Store: r.st, Acquire: latest.Acquirer{Client: r.river}, BaseURL: r.ts.URL}
 	ar := &api.Archive{Service: r.svc, Logger: quietLogger()}
 	a := &api.API{Store: r.st, Library: r.lib, Version: "test", Logger: quietLogger(),
 		ReaderRoutes: []func(chi.Router){ar.ReaderRoutes}, AdminRoutes: []func(chi.Router){ar.AdminRoutes}}
@@ -172,14 +172,14 @@ func (r *rig) serveHTTP() {
 func (r *rig) reader(name string, owner, enabled bool) (store.Reader, string) {
 	r.t.Helper()
 	ctx := context.Background()
-	hash, err := account.HashPassword(password)
+	hash, err := credential.HashPassword(password)
 	require.NoError(r.t, err)
 	rd, err := r.st.CreateReader(ctx, name, hash, owner)
 	require.NoError(r.t, err)
 	if enabled {
 		require.NoError(r.t, r.st.SetArchiveReader(ctx, rd.ID, true, nil))
 	}
-	token, th, err := account.NewToken()
+	token, th, err := credential.NewToken()
 	require.NoError(r.t, err)
 	_, err = r.st.CreateToken(ctx, rd.ID, "test", th)
 	require.NoError(r.t, err)

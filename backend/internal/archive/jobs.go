@@ -16,8 +16,8 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/lectern-reader/lectern/backend/internal/browser"
-	"github.com/lectern-reader/lectern/backend/internal/destination"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/browser"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -181,16 +181,16 @@ func judge(err error) (verdict, string, time.Duration) {
 		}
 		return giveUp, code, 0
 	}
-	switch destination.Class(err) {
+	switch gate.Class(err) {
 	case "":
-	case destination.ClassTimeout:
+	case gate.ClassTimeout:
 		return retryLater, ProblemFetchFailed, 0
-	case destination.ClassNotImage:
+	case gate.ClassNotImage:
 		if strings.Contains(err.Error(), "image/jxl") {
 			return giveUp, ProblemJPEGXL, 0
 		}
 		return giveUp, ProblemNotImage, 0
-	case destination.ClassTooLarge:
+	case gate.ClassTooLarge:
 		return giveUp, ProblemTooLarge, 0
 	default:
 		return giveUp, ProblemRefused, 0
@@ -201,7 +201,7 @@ func judge(err error) (verdict, string, time.Duration) {
 // imageStatus is the HTTP status of a page image fetch that did not answer
 // 200, 0 for any other error.
 func imageStatus(err error) int {
-	var se *destination.StatusError
+	var se *gate.StatusError
 	if !errors.As(err, &se) {
 		return 0
 	}
@@ -416,7 +416,7 @@ func (s *Service) stored(p store.ArchivePage) bool {
 func (s *Service) storePage(ctx context.Context, site *latest.Site, chapterURL string, i int, pageURL string) (store.ArchivePage, int, error) {
 	u, err := url.Parse(pageURL)
 	if err != nil || u.Hostname() == "" {
-		return store.ArchivePage{}, 0, &destination.RefusedError{Class: destination.ClassMalformed, Target: pageURL, Err: err}
+		return store.ArchivePage{}, 0, &gate.RefusedError{Class: gate.ClassMalformed, Target: pageURL, Err: err}
 	}
 	if err := s.Pacer.Wait(ctx, u.Hostname(), s.pace(site)); err != nil {
 		return store.ArchivePage{}, 0, err

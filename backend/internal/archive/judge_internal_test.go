@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/destination"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 )
 
 // A page image host's status decides the chapter job's fate: a refusal
@@ -24,12 +24,12 @@ func TestJudgeReadsAnImageHostsStatus(t *testing.T) {
 		{http.StatusBadGateway, retryLater},
 		{http.StatusNotFound, giveUp},
 	} {
-		err := fmt.Errorf("page 3: fetch image https://cdn.test/3.jpg: %w", &destination.StatusError{Status: c.status})
+		err := fmt.Errorf("page 3: fetch image https://cdn.test/3.jpg: %w", &gate.StatusError{Status: c.status})
 		v, code, _ := judge(err)
 		require.Equal(t, c.want, v, "status %d", c.status)
 		require.Equal(t, fmt.Sprintf("http_%d", c.status), code)
 	}
-	v, code, _ := judge(fmt.Errorf("fetch image: %w", destination.ErrStatus))
+	v, code, _ := judge(fmt.Errorf("fetch image: %w", gate.ErrStatus))
 	require.Equal(t, retryLater, v, "a status error without a status is not read as one")
 	require.Equal(t, ProblemFetchFailed, code)
 }

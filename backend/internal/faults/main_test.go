@@ -36,7 +36,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/fixturesites"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
@@ -258,11 +258,11 @@ func startSites(t *testing.T) *fixturesites.Server {
 // newReader creates a Reader with an API token on the database at pool.
 func newReader(t *testing.T, st *store.Store, name string, owner bool) string {
 	t.Helper()
-	hash, err := account.HashPassword("correct horse battery")
+	hash, err := credential.HashPassword("correct horse battery")
 	require.NoError(t, err)
 	r, err := st.CreateReader(context.Background(), name, hash, owner)
 	require.NoError(t, err)
-	tok, th, err := account.NewToken()
+	tok, th, err := credential.NewToken()
 	require.NoError(t, err)
 	_, err = st.CreateToken(context.Background(), r.ID, "fault", th)
 	require.NoError(t, err)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/destination"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/fixturesites"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 )
@@ -34,11 +34,11 @@ func start(t *testing.T) *fixturesites.Server {
 	return s
 }
 
-func gate(s *fixturesites.Server) *destination.Client {
-	return destination.New(destination.Options{Resolver: s, Dial: s.DialContext, RootCAs: s.RootCAs(), Timeout: 10 * time.Second})
+func gateFor(s *fixturesites.Server) *gate.Client {
+	return gate.New(gate.Options{Resolver: s, Dial: s.DialContext, RootCAs: s.RootCAs(), Timeout: 10 * time.Second})
 }
 
-func plain(s *fixturesites.Server, g *destination.Client) *latest.PlainFetcher {
+func plain(s *fixturesites.Server, g *gate.Client) *latest.PlainFetcher {
 	return latest.NewPlainFetcher(latest.PlainOptions{Dial: g.DialContext, RootCAs: s.RootCAs(), Timeout: 10 * time.Second})
 }
 
@@ -54,7 +54,7 @@ var canonical = regexp.MustCompile(`<link rel="canonical" href="([^"]+)"`)
 func TestEveryPageAnswersAtItsURLWithItsFixture(t *testing.T) {
 	t.Parallel()
 	s := start(t)
-	f := plain(s, gate(s))
+	f := plain(s, gateFor(s))
 	for _, p := range s.Pages() {
 		site, ok := latest.Lookup(p.Site)
 		require.True(t, ok, p.Site)
@@ -77,7 +77,7 @@ func TestEveryPageAnswersAtItsURLWithItsFixture(t *testing.T) {
 func TestTheSeriesPagesResolveAndGiveTheirCovers(t *testing.T) {
 	t.Parallel()
 	s := start(t)
-	g := gate(s)
+	g := gateFor(s)
 	f := plain(s, g)
 	covers := 0
 	for _, p := range s.Pages() {
@@ -145,7 +145,7 @@ func TestEveryFixtureIsServedOrAKnownVariant(t *testing.T) {
 func TestChapterImagesAreServedAndDiffer(t *testing.T) {
 	t.Parallel()
 	s := start(t)
-	g := gate(s)
+	g := gateFor(s)
 	seen := map[string]string{}
 	for _, u := range s.Images() {
 		img, err := g.FetchImage(context.Background(), u, "")
@@ -163,7 +163,7 @@ func TestChapterImagesAreServedAndDiffer(t *testing.T) {
 func TestUnknownAddressesAreRefusedOr404(t *testing.T) {
 	t.Parallel()
 	s := start(t)
-	g := gate(s)
+	g := gateFor(s)
 	asura, _ := latest.Lookup("asura")
 	_, err := plain(s, g).Fetch(context.Background(), asura, fixturesites.AsuraSeries+"-nope", latest.Conditional{})
 	var se *latest.StatusError
@@ -190,7 +190,7 @@ func TestUnknownAddressesAreRefusedOr404(t *testing.T) {
 func TestModesAnswerLikeAnUnwellSite(t *testing.T) {
 	t.Parallel()
 	s := start(t)
-	g := gate(s)
+	g := gateFor(s)
 	f := plain(s, g)
 	asura, _ := latest.Lookup("asura")
 	fetch := func() error {
@@ -236,7 +236,7 @@ func TestCloseEndsHeldRequests(t *testing.T) {
 	s, err := fixturesites.Start(fixturesites.Options{})
 	require.NoError(t, err)
 	s.SetMode("", fixturesites.Hang)
-	f := plain(s, gate(s))
+	f := plain(s, gateFor(s))
 	asura, _ := latest.Lookup("asura")
 	done := make(chan error, 1)
 	go func() {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lectern-reader/lectern/backend/internal/browser"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/browser"
 )
 
 // Fetcher fetches a Series page for the Poll. It is the seam tests replace

@@ -11,7 +11,7 @@ import (
 
 	"github.com/riverqueue/river"
 
-	"github.com/lectern-reader/lectern/backend/internal/browser"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/browser"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 

@@ -20,10 +20,10 @@ import (
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/destination"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/metrics"
 	"github.com/lectern-reader/lectern/backend/internal/metrics/metricstest"
-	"github.com/lectern-reader/lectern/backend/internal/pacing"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/pacing"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -75,7 +75,7 @@ type testWorker struct {
 }
 
 func refusal(class string) error {
-	return fmt.Errorf("fetch cover: %w", &destination.RefusedError{Class: class, Target: "https://10.0.0.1/x.jpg"})
+	return fmt.Errorf("fetch cover: %w", &gate.RefusedError{Class: class, Target: "https://10.0.0.1/x.jpg"})
 }
 
 func (w *testWorker) Work(ctx context.Context, job *river.Job[testArgs]) error {
@@ -86,7 +86,7 @@ func (w *testWorker) Work(ctx context.Context, job *river.Job[testArgs]) error {
 	case "error":
 		return errors.New("the page did not load")
 	case "refuse":
-		return refusal(destination.ClassPrivate)
+		return refusal(gate.ClassPrivate)
 	case "snooze":
 		return river.JobSnooze(time.Hour)
 	case "cancel":
@@ -100,11 +100,11 @@ func (w *testWorker) Work(ctx context.Context, job *river.Job[testArgs]) error {
 	case "noted":
 		// A worker that records the refusal on the Series and ends well;
 		// it is counted once, not again from an error.
-		metrics.NoteRefusal(ctx, refusal(destination.ClassNotImage))
-		return refusal(destination.ClassNotImage)
+		metrics.NoteRefusal(ctx, refusal(gate.ClassNotImage))
+		return refusal(gate.ClassNotImage)
 	case "noted_ok":
 		// Recorded on the Series, the job ends well: still a refusal.
-		metrics.NoteRefusal(ctx, refusal(destination.ClassTooLarge))
+		metrics.NoteRefusal(ctx, refusal(gate.ClassTooLarge))
 		return nil
 	case "panic":
 		panic("boom")
@@ -158,7 +158,7 @@ func TestJobMiddlewareTimesEveryJobBySiteAndOutcome(t *testing.T) {
 	pool := pgtest.New(t)
 	var logs syncBuffer
 	logger := slog.New(metrics.LogHandler(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	m := metrics.New(metrics.Options{Sites: sites, Version: "test", Logger: logger, RefusalClass: destination.Class})
+	m := metrics.New(metrics.Options{Sites: sites, Version: "test", Logger: logger, RefusalClass: gate.Class})
 
 	runJobs(t, pool, m, logger, []testArgs{
 		{Key: "asura:solo-leveling", Mode: "ok"},
@@ -218,8 +218,8 @@ func TestJobMiddlewareTimesEveryJobBySiteAndOutcome(t *testing.T) {
 
 func TestCountRefusalsWrapsADialer(t *testing.T) {
 	t.Parallel()
-	m := metrics.New(metrics.Options{Sites: sites, RefusalClass: destination.Class})
-	gate := destination.New(destination.Options{})
+	m := metrics.New(metrics.Options{Sites: sites, RefusalClass: gate.Class})
+	gate := gate.New(gate.Options{})
 	dial := m.CountRefusals(metrics.ViaBrowser, gate.DialContext)
 	// The gate refuses loopback and private addresses before connecting.
 	for _, addr := range []string{"127.0.0.1:443", "10.1.2.3:443", "192.168.0.1:443"} {

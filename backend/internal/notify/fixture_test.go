@@ -18,7 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/destination"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/notify"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
@@ -87,8 +87,8 @@ func newStub(t *testing.T) *stub {
 // gate is the destination gate as production builds it, with only the
 // resolver, dialer and trust store injected: no AllowAddrs, so private and
 // loopback addresses are refused as in a normal deployment.
-func (s *stub) gate() *destination.Client {
-	return notify.NewGate(destination.Options{
+func (s *stub) gate() *gate.Client {
+	return notify.NewGate(gate.Options{
 		Timeout:  10 * time.Second,
 		RootCAs:  s.pool,
 		Resolver: s,
@@ -105,7 +105,7 @@ func (s *stub) gate() *destination.Client {
 	})
 }
 
-// LookupNetIP implements destination.Resolver.
+// LookupNetIP implements gate.Resolver.
 func (s *stub) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -13,7 +13,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/destination"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/notify"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -208,7 +208,7 @@ func TestNoSendToAPrivateAddress(t *testing.T) {
 	for _, tc := range []struct {
 		target store.Target
 		class  string
-	}{{private, destination.ClassPrivate}, {loop, destination.ClassLoopback}} {
+	}{{private, gate.ClassPrivate}, {loop, gate.ClassLoopback}} {
 		require.Equal(t, map[string]int{"failed": 1}, w.deliveries(tc.target.ID))
 		got, err := w.st.TargetByID(ctx, erin.ID, tc.target.ID)
 		require.NoError(t, err)
@@ -303,7 +303,7 @@ func TestSendTest(t *testing.T) {
 	s.resolve("ntfy.test", netip.MustParseAddr("192.168.1.2"))
 	err = svc.SendTest(ctx, hal, nt.ID)
 	require.ErrorIs(t, err, notify.ErrPermanent)
-	require.Equal(t, destination.ClassPrivate, destination.Class(err))
+	require.Equal(t, gate.ClassPrivate, gate.Class(err))
 	require.NotContains(t, err.Error(), "tk_topsecret", "the ntfy token never reaches a message or a log")
 }
 

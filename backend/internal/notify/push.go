@@ -20,7 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lectern-reader/lectern/backend/internal/cover"
-	"github.com/lectern-reader/lectern/backend/internal/destination"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -113,7 +113,7 @@ func ntfySplit(u *url.URL) (publish *url.URL, topic string, err error) {
 	return &p, topic, nil
 }
 
-// Doer sends one HTTP request; destination.Client is the production one.
+// Doer sends one HTTP request; gate.Client is the production one.
 type Doer interface {
 	Do(req *http.Request) (*http.Response, error)
 }
@@ -169,7 +169,7 @@ func (s *Sender) Send(ctx context.Context, t store.Target, msg Message) error {
 	resp, err := s.HTTP.Do(req)
 	if err != nil {
 		err = scrub(err, req.URL)
-		if c := destination.Class(err); c != "" && c != destination.ClassTimeout && c != destination.ClassTooLarge {
+		if c := gate.Class(err); c != "" && c != gate.ClassTimeout && c != gate.ClassTooLarge {
 			return permanent{err}
 		}
 		return err

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lectern-reader/lectern/backend/internal/account"
-	"github.com/lectern-reader/lectern/backend/internal/destination"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -24,14 +24,14 @@ const (
 // push limits filled in where o leaves them zero. Production passes the
 // zero Options plus its User-Agent; tests inject the resolver, dialer and
 // trust store.
-func NewGate(o destination.Options) *destination.Client {
+func NewGate(o gate.Options) *gate.Client {
 	if o.MaxBytes == 0 {
 		o.MaxBytes = GateMaxBytes
 	}
 	if o.Timeout == 0 {
 		o.Timeout = GateTimeout
 	}
-	return destination.New(o)
+	return gate.New(o)
 }
 
 // Service is what the web UI asks of notifications: the feed secret, the
@@ -64,12 +64,12 @@ func (s *Service) FeedURL(secret string) string { return s.Sender.BaseURL + Feed
 // NewFeedSecret makes a Reader's feed secret, replacing any before (whose
 // URL stops working at once), and returns it: shown once, never stored.
 func (s *Service) NewFeedSecret(ctx context.Context, readerID int64) (string, error) {
-	raw, err := account.NewSecret()
+	raw, err := credential.NewSecret()
 	if err != nil {
 		return "", err
 	}
 	secret := FeedSecretPrefix + raw
-	if _, err := s.Store.SetFeedSecret(ctx, readerID, account.HashSecret(secret)); err != nil {
+	if _, err := s.Store.SetFeedSecret(ctx, readerID, credential.HashSecret(secret)); err != nil {
 		return "", err
 	}
 	return secret, nil
@@ -88,7 +88,7 @@ func (s *Service) Feed(ctx context.Context, secret string) (FeedInput, error) {
 	if !strings.HasPrefix(secret, FeedSecretPrefix) || len(secret) > 100 {
 		return FeedInput{}, ErrNoFeed
 	}
-	reader, fs, err := s.Store.ReaderByFeedSecret(ctx, account.HashSecret(secret))
+	reader, fs, err := s.Store.ReaderByFeedSecret(ctx, credential.HashSecret(secret))
 	if errors.Is(err, store.ErrNotFound) {
 		return FeedInput{}, ErrNoFeed
 	}

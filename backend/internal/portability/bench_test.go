@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lectern-reader/lectern/backend/internal/latest"
-	"github.com/lectern-reader/lectern/backend/internal/library"
+	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/portability"
 )
 
@@ -52,7 +52,7 @@ func BenchmarkImport5000(b *testing.B) {
 				u, ch, _ := bytes.Cut(line, []byte("\t"))
 				ref, err := latest.Resolve(string(u))
 				require.NoError(b, err)
-				_, _, err = bb.lib.Put(ctx, reader, ref.Key, library.PutRequest{Site: ref.Site, SeriesURL: string(u), Chapter: string(ch)})
+				_, _, err = bb.lib.Put(ctx, reader, ref.Key, bookmark.PutRequest{Site: ref.Site, SeriesURL: string(u), Chapter: string(ch)})
 				require.NoError(b, err)
 			}
 		}

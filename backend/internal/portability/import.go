@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lectern-reader/lectern/backend/internal/latest"
-	"github.com/lectern-reader/lectern/backend/internal/library"
+	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -76,7 +76,7 @@ type Report struct {
 
 // Importer imports Bookmarks through the Library's Store and Acquirer.
 type Importer struct {
-	Library *library.Library
+	Library *bookmark.Service
 	Logger  *slog.Logger
 	// Now is the clock that bounds times in a file; nil means time.Now.
 	Now func() time.Time
@@ -301,8 +301,8 @@ func (im *Importer) validate(e entry) (store.ImportRow, error) {
 	row.Series = store.NewSeries{Key: ref.Key, Site: ref.Site, Kind: string(ref.Kind), SeriesURL: ref.SeriesURL}
 
 	title := strings.TrimSpace(e.Title)
-	if utf8.RuneCountInString(title) > library.MaxLabel {
-		return row, fmt.Errorf("title is longer than %d characters", library.MaxLabel)
+	if utf8.RuneCountInString(title) > bookmark.MaxLabel {
+		return row, fmt.Errorf("title is longer than %d characters", bookmark.MaxLabel)
 	}
 	row.TitleHint = title
 
@@ -321,8 +321,8 @@ func (im *Importer) validate(e entry) (store.ImportRow, error) {
 		}
 		return row, nil
 	}
-	if utf8.RuneCountInString(chapter) > library.MaxLabel {
-		return row, fmt.Errorf("chapter is longer than %d characters", library.MaxLabel)
+	if utf8.RuneCountInString(chapter) > bookmark.MaxLabel {
+		return row, fmt.Errorf("chapter is longer than %d characters", bookmark.MaxLabel)
 	}
 	p := &store.Progress{Chapter: chapter, ChapterNumber: e.ChapterNumber}
 	if !e.NumberGiven {
@@ -334,7 +334,7 @@ func (im *Importer) validate(e entry) (store.ImportRow, error) {
 		return row, errors.New("chapter_number must be a number from 0 to 9999999")
 	}
 	if e.ChapterURL != "" {
-		u, err := library.SiteURL(site, e.ChapterURL)
+		u, err := bookmark.SiteURL(site, e.ChapterURL)
 		if err != nil {
 			return row, fmt.Errorf("chapter URL: %w", err)
 		}

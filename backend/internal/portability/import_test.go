@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lectern-reader/lectern/backend/internal/latest"
-	"github.com/lectern-reader/lectern/backend/internal/library"
+	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/portability"
 	"github.com/lectern-reader/lectern/backend/internal/store"
@@ -28,7 +28,7 @@ const base = "https://lectern.example.net"
 type bundle struct {
 	t   testing.TB
 	st  *store.Store
-	lib *library.Library
+	lib *bookmark.Service
 	im  *portability.Importer
 }
 
@@ -39,7 +39,7 @@ func setup(t testing.TB) *bundle {
 	st := store.New(pgtest.New(t))
 	rc, err := river.NewClient(riverpgxv5.New(st.Pool), &river.Config{})
 	require.NoError(t, err)
-	lib := &library.Library{Store: st, Acquire: latest.Acquirer{Client: rc}, BaseURL: base}
+	lib := &bookmark.Service{Store: st, Acquire: latest.Acquirer{Client: rc}, BaseURL: base}
 	return &bundle{t: t, st: st, lib: lib, im: &portability.Importer{Library: lib}}
 }
 
@@ -54,7 +54,7 @@ func (b *bundle) put(readerID int64, seriesURL, title, chapter, chapterURL strin
 	b.t.Helper()
 	ref, err := latest.Resolve(seriesURL)
 	require.NoError(b.t, err)
-	_, _, err = b.lib.Put(context.Background(), readerID, ref.Key, library.PutRequest{
+	_, _, err = b.lib.Put(context.Background(), readerID, ref.Key, bookmark.PutRequest{
 		Site: ref.Site, SeriesURL: seriesURL, Title: title, Chapter: chapter, ChapterURL: chapterURL})
 	require.NoError(b.t, err)
 }

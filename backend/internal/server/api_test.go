@@ -14,7 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
@@ -48,11 +48,11 @@ func setup(t *testing.T) *testBundle {
 // reader creates a Reader and returns a live token for them.
 func (b *testBundle) reader(name string, owner bool) string {
 	b.t.Helper()
-	hash, err := account.HashPassword("correct horse battery")
+	hash, err := credential.HashPassword("correct horse battery")
 	require.NoError(b.t, err)
 	r, err := b.store.CreateReader(context.Background(), name, hash, owner)
 	require.NoError(b.t, err)
-	token, th, err := account.NewToken()
+	token, th, err := credential.NewToken()
 	require.NoError(b.t, err)
 	_, err = b.store.CreateToken(context.Background(), r.ID, "test", th)
 	require.NoError(b.t, err)

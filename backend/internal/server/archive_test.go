@@ -16,10 +16,10 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/api"
 	"github.com/lectern-reader/lectern/backend/internal/config"
-	"github.com/lectern-reader/lectern/backend/internal/library"
+	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -71,16 +71,16 @@ func TestArchiveJobsRunOnTheReplicasParts(t *testing.T) {
 		_ = client.Stop(stop)
 	})
 
-	lib := &library.Library{Store: st, BaseURL: testBase}
+	lib := &bookmark.Service{Store: st, BaseURL: testBase}
 	a := &api.API{Store: st, Library: lib, Logger: quiet(), Version: "test"}
 	addArchiveRoutes(a, svc, quiet())
 	h := a.Routes()
 
-	hash, err := account.HashPassword("correct horse battery")
+	hash, err := credential.HashPassword("correct horse battery")
 	require.NoError(t, err)
 	owner, err := st.CreateReader(ctx, "owner", hash, true)
 	require.NoError(t, err)
-	token, th, err := account.NewToken()
+	token, th, err := credential.NewToken()
 	require.NoError(t, err)
 	_, err = st.CreateToken(ctx, owner.ID, "test", th)
 	require.NoError(t, err)

@@ -21,7 +21,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/cover"
 	"github.com/lectern-reader/lectern/backend/internal/notify"
@@ -85,7 +85,7 @@ func newAuthWorld(t *testing.T) *authWorld {
 	ctx := context.Background()
 	matrixHashOnce.Do(func() {
 		var err error
-		matrixHash, err = account.HashPassword("correct horse battery")
+		matrixHash, err = credential.HashPassword("correct horse battery")
 		require.NoError(t, err)
 	})
 	st := store.New(pgtest.New(t))
@@ -98,7 +98,7 @@ func newAuthWorld(t *testing.T) *authWorld {
 	mk := func(name string, owner bool) (store.Reader, string, string) {
 		r, err := st.CreateReader(ctx, name, matrixHash, owner)
 		require.NoError(t, err)
-		tok, th, err := account.NewToken()
+		tok, th, err := credential.NewToken()
 		require.NoError(t, err)
 		_, err = st.CreateToken(ctx, r.ID, "matrix", th)
 		require.NoError(t, err)
@@ -108,19 +108,19 @@ func newAuthWorld(t *testing.T) *authWorld {
 	w.ann, w.annTok, w.annSes = mk("ann", false)
 	w.bob, w.bobTok, w.bobSes = mk("bob", false)
 
-	_, th, err := account.NewToken()
+	_, th, err := credential.NewToken()
 	require.NoError(t, err)
 	tk, err := st.CreateToken(ctx, w.ann.ID, "spare", th)
 	require.NoError(t, err)
 	w.annSpareTokenID = tk.ID
-	w.revokedTok, th, err = account.NewToken()
+	w.revokedTok, th, err = credential.NewToken()
 	require.NoError(t, err)
 	tk, err = st.CreateToken(ctx, w.ann.ID, "old", th)
 	require.NoError(t, err)
 	require.NoError(t, st.RevokeToken(ctx, w.ann.ID, tk.ID))
 
 	w.deadSes = w.session(t, w.ann.ID)
-	require.NoError(t, st.DeleteSession(ctx, account.HashSecret(w.deadSes)))
+	require.NoError(t, st.DeleteSession(ctx, credential.HashSecret(w.deadSes)))
 
 	rec := w.call(http.MethodPut, "/api/bookmarks/"+annKey, "Bearer "+w.annTok, "", "application/json",
 		`{"site":"asura","series_url":"https://asurascans.com/comics/solo-leveling-1a2b3c4d","chapter":"Chapter 3"}`)
@@ -132,10 +132,10 @@ func newAuthWorld(t *testing.T) *authWorld {
 	target, err := st.CreateTarget(ctx, w.ann.ID, "webhook", "https://127.0.0.1:9/ann")
 	require.NoError(t, err)
 	w.annTargetID = target.ID
-	raw, err := account.NewSecret()
+	raw, err := credential.NewSecret()
 	require.NoError(t, err)
 	w.annFeedKey = notify.FeedSecretPrefix + raw
-	_, err = st.SetFeedSecret(ctx, w.ann.ID, account.HashSecret(w.annFeedKey))
+	_, err = st.SetFeedSecret(ctx, w.ann.ID, credential.HashSecret(w.annFeedKey))
 	require.NoError(t, err)
 
 	n := 1.0
@@ -160,11 +160,11 @@ func newAuthWorld(t *testing.T) *authWorld {
 
 func (w *authWorld) session(t *testing.T, readerID int64) string {
 	t.Helper()
-	id, err := account.NewSecret()
+	id, err := credential.NewSecret()
 	require.NoError(t, err)
-	csrf, err := account.NewSecret()
+	csrf, err := credential.NewSecret()
 	require.NoError(t, err)
-	require.NoError(t, w.st.CreateSession(context.Background(), account.HashSecret(id), readerID, csrf, time.Now().Add(time.Hour)))
+	require.NoError(t, w.st.CreateSession(context.Background(), credential.HashSecret(id), readerID, csrf, time.Now().Add(time.Hour)))
 	w.csrf[id] = csrf
 	return id
 }

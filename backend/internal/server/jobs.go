@@ -16,13 +16,13 @@ import (
 
 	"github.com/lectern-reader/lectern/backend/internal/api"
 	"github.com/lectern-reader/lectern/backend/internal/archive"
-	"github.com/lectern-reader/lectern/backend/internal/browser"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/browser"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/cover"
-	"github.com/lectern-reader/lectern/backend/internal/destination"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/metrics"
-	"github.com/lectern-reader/lectern/backend/internal/pacing"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/pacing"
 	"github.com/lectern-reader/lectern/backend/internal/schedule"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 	"github.com/lectern-reader/lectern/backend/internal/web"
@@ -35,8 +35,8 @@ type Seams struct {
 	// Resolver and Dial stand in for DNS and the network under the
 	// destination gate; the plain Site fetcher and the browser's proxy dial
 	// through the same gate, so they reach the fixtures too.
-	Resolver destination.Resolver
-	Dial     destination.DialFunc
+	Resolver gate.Resolver
+	Dial     gate.DialFunc
 	// RootCAs trusts the fixtures' throwaway CA.
 	RootCAs *x509.CertPool
 	// Fetcher replaces the Site fetcher altogether (a fake).
@@ -191,7 +191,7 @@ func newJobs(d Deps) (*jobs, error) {
 // destination gate, the pacing gate with its per-Site intervals, and the
 // browser when one is configured.
 type fetchParts struct {
-	dest    *destination.Client
+	dest    *gate.Client
 	pace    pacer
 	paces   latest.Paces
 	browser *browser.Browser
@@ -221,7 +221,7 @@ func buildFetch(cfg config.Config, st *store.Store, logger *slog.Logger, m *metr
 		f.pace = m.TimePacing(f.pace)
 	}
 	pace := latest.PaceCounted(func(ctx context.Context, host string) error { return f.pace.Wait(ctx, host, paces.ForHost(host)) })
-	f.dest = destination.New(destination.Options{
+	f.dest = gate.New(gate.Options{
 		MaxBytes: cfg.CoverMaxBytes, UserAgent: cfg.UserAgent,
 		Resolver: seams.Resolver, Dial: seams.Dial, RootCAs: seams.RootCAs,
 	})
@@ -283,7 +283,7 @@ func pollJobTimeout(cfg config.Config) time.Duration {
 }
 
 // gateImages adapts the destination gate to the Cover job's ImageFetcher.
-type gateImages struct{ c *destination.Client }
+type gateImages struct{ c *gate.Client }
 
 func (g gateImages) FetchImage(ctx context.Context, rawURL, referer string) (cover.Image, error) {
 	img, err := g.c.FetchImage(ctx, rawURL, referer)

@@ -3,19 +3,19 @@ package server
 import (
 	"github.com/riverqueue/river"
 
-	"github.com/lectern-reader/lectern/backend/internal/destination"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/notify"
 )
 
 // notifyGate is the destination gate push notifications go through: the
 // production gate with push limits and the replica's User-Agent; tests
 // reach loopback receivers through Seams like every other fetch.
-func notifyGate(d Deps) *destination.Client {
+func notifyGate(d Deps) *gate.Client {
 	seams := d.Seams
 	if seams == nil {
 		seams = &Seams{}
 	}
-	return notify.NewGate(destination.Options{
+	return notify.NewGate(gate.Options{
 		UserAgent: d.Config.UserAgent,
 		Resolver:  seams.Resolver, Dial: seams.Dial, RootCAs: seams.RootCAs,
 	})

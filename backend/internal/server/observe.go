@@ -17,7 +17,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
-	"github.com/lectern-reader/lectern/backend/internal/destination"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/metrics"
 )
@@ -35,7 +35,7 @@ func (s *Server) observe(d *Deps) {
 			HostLabel: siteHostLabel,
 			// Passed in, not imported by metrics: the gate depends on the
 			// cover package, whose worker reports to the metrics.
-			RefusalClass: destination.Class,
+			RefusalClass: gate.Class,
 			Version:      d.Version,
 			Logger:       d.Logger.With("component", "metrics"),
 		})

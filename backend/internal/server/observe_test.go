@@ -19,7 +19,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/metrics/metricstest"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
@@ -159,7 +159,7 @@ func TestLogsCarryRequestIDsAndNoSecrets(t *testing.T) {
 	a = c2.form("/settings", "/settings/tokens", url.Values{"name": {"laptop"}})
 	require.Equal(t, http.StatusOK, a.code, a.body)
 	token := strings.TrimSpace(a.doc.Find("#new-token-value").Text())
-	require.True(t, strings.HasPrefix(token, account.TokenPrefix), a.body)
+	require.True(t, strings.HasPrefix(token, credential.TokenPrefix), a.body)
 
 	api := newBrowserClient(t, ts.URL)
 	bearer := "Bearer " + token

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
@@ -52,7 +52,7 @@ func newFuzzWorld(tb testing.TB) *fuzzWorld {
 	}
 	w := &fuzzWorld{h: srv.Handler(), st: st}
 	mk := func(name string, owner bool) (store.Reader, string) {
-		hash, err := account.HashPassword("correct horse battery")
+		hash, err := credential.HashPassword("correct horse battery")
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -60,7 +60,7 @@ func newFuzzWorld(tb testing.TB) *fuzzWorld {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		tok, th, err := account.NewToken()
+		tok, th, err := credential.NewToken()
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -81,17 +81,17 @@ func newFuzzWorld(tb testing.TB) *fuzzWorld {
 		tb.Fatal(err)
 	}
 	w.revoked = rexTok
-	id, err := account.NewSecret()
+	id, err := credential.NewSecret()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	csrf, _ := account.NewSecret()
-	if err := st.CreateSession(ctx, account.HashSecret(id), ann.ID, csrf, time.Now().Add(24*time.Hour)); err != nil {
+	csrf, _ := credential.NewSecret()
+	if err := st.CreateSession(ctx, credential.HashSecret(id), ann.ID, csrf, time.Now().Add(24*time.Hour)); err != nil {
 		tb.Fatal(err)
 	}
 	w.session = id
 	w.cid, _ = mk("cid", false)
-	if w.csrf, err = account.NewSecret(); err != nil {
+	if w.csrf, err = credential.NewSecret(); err != nil {
 		tb.Fatal(err)
 	}
 	// One Bookmark, so reads and deletes of a known key reach the store.
@@ -149,9 +149,9 @@ func (w *fuzzWorld) credential(choice uint8, req *http.Request) {
 		req.AddCookie(&http.Cookie{Name: "__Host-lectern_session", Value: w.session})
 		req.Header.Set("Authorization", "Bearer "+w.reader)
 	case 7:
-		id, err := account.NewSecret()
+		id, err := credential.NewSecret()
 		if err == nil {
-			err = w.st.CreateSession(context.Background(), account.HashSecret(id), w.cid.ID, w.csrf, time.Now().Add(time.Hour))
+			err = w.st.CreateSession(context.Background(), credential.HashSecret(id), w.cid.ID, w.csrf, time.Now().Add(time.Hour))
 		}
 		if err != nil {
 			panic(err)

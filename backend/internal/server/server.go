@@ -22,7 +22,7 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/cover"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
-	"github.com/lectern-reader/lectern/backend/internal/library"
+	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/metrics"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 	"github.com/lectern-reader/lectern/backend/internal/web"
@@ -48,7 +48,7 @@ type Server struct {
 	river   *river.Client[pgx.Tx]
 	jobs    *jobs
 	metrics *metrics.Metrics
-	library *library.Library
+	library *bookmark.Service
 	ui      *web.UI
 	handler http.Handler
 	// proxies name the client in request logs (TRUSTED_PROXIES).
@@ -74,7 +74,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	}
 	s.jobs, s.river = j, j.client
 
-	s.library = &library.Library{
+	s.library = &bookmark.Service{
 		Store:   d.Store,
 		Acquire: latest.Acquirer{Client: j.client},
 		Hint:    j.queue,
@@ -124,7 +124,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 func (s *Server) WebRoutes() chi.Routes { return s.ui.Routes() }
 
 // Library is the Bookmark service the router uses.
-func (s *Server) Library() *library.Library { return s.library }
+func (s *Server) Library() *bookmark.Service { return s.library }
 
 // River is the queue client.
 func (s *Server) River() *river.Client[pgx.Tx] { return s.river }

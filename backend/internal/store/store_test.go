@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -71,7 +71,7 @@ func TestLastOwnerIsKept(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st := store.New(pgtest.New(t))
-	hash, err := account.HashPassword("long enough password")
+	hash, err := credential.HashPassword("long enough password")
 	require.NoError(t, err)
 	owner, err := st.CreateReader(ctx, "olive", hash, true)
 	require.NoError(t, err)
@@ -95,16 +95,16 @@ func TestTokensAreStoredHashed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st := store.New(pgtest.New(t))
-	hash, err := account.HashPassword("long enough password")
+	hash, err := credential.HashPassword("long enough password")
 	require.NoError(t, err)
 	r, err := st.CreateReader(ctx, "ann", hash, false)
 	require.NoError(t, err)
-	token, th, err := account.NewToken()
+	token, th, err := credential.NewToken()
 	require.NoError(t, err)
 	tok, err := st.CreateToken(ctx, r.ID, "laptop", th)
 	require.NoError(t, err)
 
-	got, err := st.ReaderByToken(ctx, account.HashSecret(token))
+	got, err := st.ReaderByToken(ctx, credential.HashSecret(token))
 	require.NoError(t, err)
 	require.Equal(t, r.ID, got.ID)
 
@@ -123,7 +123,7 @@ func TestTokensAreStoredHashed(t *testing.T) {
 	require.NoError(t, err)
 	require.ErrorIs(t, st.RevokeToken(ctx, other.ID, tok.ID), store.ErrNotFound, "a Reader cannot revoke another's token")
 	require.NoError(t, st.RevokeToken(ctx, r.ID, tok.ID))
-	_, err = st.ReaderByToken(ctx, account.HashSecret(token))
+	_, err = st.ReaderByToken(ctx, credential.HashSecret(token))
 	require.ErrorIs(t, err, store.ErrNotFound)
 }
 
@@ -131,7 +131,7 @@ func TestReaderCountFollowsBookmarks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st := store.New(pgtest.New(t))
-	hash, err := account.HashPassword("long enough password")
+	hash, err := credential.HashPassword("long enough password")
 	require.NoError(t, err)
 	ns := store.NewSeries{Key: "asura:x", Site: "asura", Kind: "manga", SeriesURL: "https://asurascans.com/comics/x"}
 	var ids []int64

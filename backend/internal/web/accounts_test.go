@@ -14,9 +14,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/config"
-	"github.com/lectern-reader/lectern/backend/internal/library"
+	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 	"github.com/lectern-reader/lectern/backend/internal/web"
@@ -89,9 +89,9 @@ func TestSessionCookieAttributesAndOnlyItsHashIsStored(t *testing.T) {
 			t.Parallel()
 			st := store.New(pgtest.New(t))
 			cfg := config.Config{PublicBaseURL: tc.base}
-			ui, err := web.New(web.Deps{Config: cfg, Store: st, Library: &library.Library{Store: st, BaseURL: tc.base}})
+			ui, err := web.New(web.Deps{Config: cfg, Store: st, Library: &bookmark.Service{Store: st, BaseURL: tc.base}})
 			require.NoError(t, err)
-			hash, err := account.HashPassword(password)
+			hash, err := credential.HashPassword(password)
 			require.NoError(t, err)
 			_, err = st.CreateReader(context.Background(), "ann", hash, false)
 			require.NoError(t, err)
@@ -121,7 +121,7 @@ func TestSessionCookieAttributesAndOnlyItsHashIsStored(t *testing.T) {
 			var stored []byte
 			var csrfToken string
 			require.NoError(t, st.Pool.QueryRow(context.Background(), `SELECT id_hash, csrf_token FROM sessions`).Scan(&stored, &csrfToken))
-			require.Equal(t, hex.EncodeToString(account.HashSecret(sc.Value)), hex.EncodeToString(stored))
+			require.Equal(t, hex.EncodeToString(credential.HashSecret(sc.Value)), hex.EncodeToString(stored))
 			var leaked int
 			require.NoError(t, st.Pool.QueryRow(context.Background(),
 				`SELECT count(*) FROM sessions WHERE encode(id_hash, 'escape') LIKE '%' || $1 || '%' OR csrf_token = $1`, sc.Value).Scan(&leaked))
@@ -186,9 +186,9 @@ func TestLoginIsRateLimited(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	ui, err := web.New(web.Deps{Config: config.Config{PublicBaseURL: "http://lectern.lan"}, Store: st,
-		Library: &library.Library{Store: st, BaseURL: "http://lectern.lan"}, Now: clock})
+		Library: &bookmark.Service{Store: st, BaseURL: "http://lectern.lan"}, Now: clock})
 	require.NoError(t, err)
-	hash, err := account.HashPassword(password)
+	hash, err := credential.HashPassword(password)
 	require.NoError(t, err)
 	for _, n := range []string{"ann", "bob"} {
 		_, err = st.CreateReader(context.Background(), n, hash, false)
@@ -240,9 +240,9 @@ func TestLoginLimitBehindATrustedProxy(t *testing.T) {
 	t.Parallel()
 	st := store.New(pgtest.New(t))
 	ui, err := web.New(web.Deps{Config: config.Config{PublicBaseURL: "http://lectern.lan", TrustedProxies: "10.0.0.0/8"}, Store: st,
-		Library: &library.Library{Store: st, BaseURL: "http://lectern.lan"}})
+		Library: &bookmark.Service{Store: st, BaseURL: "http://lectern.lan"}})
 	require.NoError(t, err)
-	hash, err := account.HashPassword(password)
+	hash, err := credential.HashPassword(password)
 	require.NoError(t, err)
 	_, err = st.CreateReader(context.Background(), "ann", hash, false)
 	require.NoError(t, err)

@@ -15,7 +15,7 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/archive"
 	"github.com/lectern-reader/lectern/backend/internal/cover"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
-	"github.com/lectern-reader/lectern/backend/internal/library"
+	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -393,7 +393,7 @@ func (u *UI) archiveRead(w http.ResponseWriter, r *http.Request) {
 	if b, err := u.lib.Get(r.Context(), reader.ID, key); err == nil {
 		p.Held = true
 		p.IsProgress = b.ChapterURL != "" && b.ChapterURL == ch.URL
-	} else if !errors.Is(err, library.ErrNotFound) {
+	} else if !errors.Is(err, bookmark.ErrNotFound) {
 		u.serverError(w, r, err)
 		return
 	}
@@ -401,7 +401,7 @@ func (u *UI) archiveRead(w http.ResponseWriter, r *http.Request) {
 }
 
 // archiveProgress records the archived chapter as the Reader's Progress,
-// through library.Put like every other way of recording it.
+// through bookmark.Put like every other way of recording it.
 func (u *UI) archiveProgress(w http.ResponseWriter, r *http.Request) {
 	reader, _ := readerFrom(r)
 	key, ok := u.archiveKey(w, r)
@@ -414,7 +414,7 @@ func (u *UI) archiveProgress(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b, err := u.lib.Get(r.Context(), reader.ID, key)
-	if errors.Is(err, library.ErrNotFound) {
+	if errors.Is(err, bookmark.ErrNotFound) {
 		u.fail(w, r, http.StatusNotFound, "No such Bookmark", "You hold no Bookmark on "+key+".")
 		return
 	}
@@ -427,9 +427,9 @@ func (u *UI) archiveProgress(w http.ResponseWriter, r *http.Request) {
 		u.archiveFail(w, r, key, err)
 		return
 	}
-	req := library.PutRequest{Site: b.Site, SeriesURL: b.SeriesURL, Chapter: ch.Label, ChapterNumber: ch.Number, ChapterURL: ch.URL}
+	req := bookmark.PutRequest{Site: b.Site, SeriesURL: b.SeriesURL, Chapter: ch.Label, ChapterNumber: ch.Number, ChapterURL: ch.URL}
 	if _, _, err := u.lib.Put(r.Context(), reader.ID, key, req); err != nil {
-		var inv *library.InvalidError
+		var inv *bookmark.InvalidError
 		if errors.As(err, &inv) {
 			u.fail(w, r, http.StatusUnprocessableEntity, "Cannot record Progress", inv.Msg)
 			return

@@ -6,11 +6,11 @@ import (
 	"strings"
 
 	"github.com/lectern-reader/lectern/backend/internal/latest"
-	"github.com/lectern-reader/lectern/backend/internal/library"
+	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 )
 
 // bookmarkCaughtUp records the Latest Chapter as the Reader's Progress. It
-// goes through library.Put, the same path as the panel's "Bookmark this
+// goes through bookmark.Put, the same path as the panel's "Bookmark this
 // chapter", so the same validation and rules apply.
 func (u *UI) bookmarkCaughtUp(w http.ResponseWriter, r *http.Request) {
 	reader, _ := readerFrom(r)
@@ -19,7 +19,7 @@ func (u *UI) bookmarkCaughtUp(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b, err := u.lib.Get(r.Context(), reader.ID, key)
-	if errors.Is(err, library.ErrNotFound) {
+	if errors.Is(err, bookmark.ErrNotFound) {
 		u.fail(w, r, http.StatusNotFound, "No such Bookmark", "You hold no Bookmark on "+key+".")
 		return
 	}
@@ -32,12 +32,12 @@ func (u *UI) bookmarkCaughtUp(w http.ResponseWriter, r *http.Request) {
 			"Lectern has not found the Latest Chapter of “"+b.Title+"” yet, so there is nothing to catch up to. Try again after its next poll.")
 		return
 	}
-	req := library.PutRequest{
+	req := bookmark.PutRequest{
 		Site: b.Site, SeriesURL: b.SeriesURL,
 		Chapter: b.LatestChapter, ChapterNumber: b.LatestChapterNumber, ChapterURL: b.LatestChapterURL,
 	}
 	if _, _, err := u.lib.Put(r.Context(), reader.ID, key, req); err != nil {
-		var inv *library.InvalidError
+		var inv *bookmark.InvalidError
 		if errors.As(err, &inv) {
 			u.fail(w, r, http.StatusUnprocessableEntity, "Cannot mark caught up", inv.Msg)
 			return

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/lectern-reader/lectern/backend/internal/library"
+	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 )
 
 // bookmarkRemove deletes the Reader's Bookmark; the Series stays, as it does
@@ -19,7 +19,7 @@ func (u *UI) bookmarkRemove(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = u.lib.Delete(r.Context(), reader.ID, key)
 	}
-	if errors.Is(err, library.ErrNotFound) {
+	if errors.Is(err, bookmark.ErrNotFound) {
 		u.fail(w, r, http.StatusNotFound, "No such Bookmark", "You hold no Bookmark on "+key+"; it may have been removed already.")
 		return
 	}

@@ -16,10 +16,10 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
-	"github.com/lectern-reader/lectern/backend/internal/library"
+	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/server"
 	"github.com/lectern-reader/lectern/backend/internal/store"
@@ -33,7 +33,7 @@ type testBundle struct {
 	t     *testing.T
 	store *store.Store
 	srv   *server.Server
-	lib   *library.Library
+	lib   *bookmark.Service
 	ts    *httptest.Server
 	cfg   config.Config
 }
@@ -58,7 +58,7 @@ func setup(t *testing.T) *testBundle {
 // reader creates a Reader with the test password.
 func (b *testBundle) reader(name string, owner bool) store.Reader {
 	b.t.Helper()
-	hash, err := account.HashPassword(password)
+	hash, err := credential.HashPassword(password)
 	require.NoError(b.t, err)
 	r, err := b.store.CreateReader(context.Background(), name, hash, owner)
 	require.NoError(b.t, err)
@@ -171,11 +171,11 @@ func texts(p page, sel string) []string {
 }
 
 // bookmark records Progress through the Library, as the panel's PUT does.
-func (b *testBundle) bookmark(readerID int64, seriesURL, title, chapter, chapterURL string) library.Bookmark {
+func (b *testBundle) bookmark(readerID int64, seriesURL, title, chapter, chapterURL string) bookmark.Bookmark {
 	b.t.Helper()
 	ref, err := latest.Resolve(seriesURL)
 	require.NoError(b.t, err)
-	req := library.PutRequest{Site: ref.Site, SeriesURL: seriesURL, Title: title, Chapter: chapter, ChapterURL: chapterURL}
+	req := bookmark.PutRequest{Site: ref.Site, SeriesURL: seriesURL, Title: title, Chapter: chapter, ChapterURL: chapterURL}
 	got, _, err := b.lib.Put(context.Background(), readerID, ref.Key, req)
 	require.NoError(b.t, err)
 	return got

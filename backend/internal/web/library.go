@@ -10,7 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lectern-reader/lectern/backend/internal/latest"
-	"github.com/lectern-reader/lectern/backend/internal/library"
+	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 )
 
 // The library page: one Library (manga or novel) as cards, filtered and
@@ -196,7 +196,7 @@ func validSort(s string) bool {
 
 // card renders a wire Bookmark: the same Cover URL, Progress and Latest
 // Chapter the API sends the panel.
-func (u *UI) card(b library.Bookmark) card {
+func (u *UI) card(b bookmark.Bookmark) card {
 	title := b.Title
 	if title == "" {
 		title = b.Key

@@ -13,7 +13,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -113,7 +113,7 @@ func TestLibraryShowsWhatTheAPIShows(t *testing.T) {
 		`UPDATE series SET cover_address = $2, cover_type = 'image/png', updated_at = now() WHERE key = $1`, soloKey, addr)
 	require.NoError(t, err)
 
-	token, hash, err := account.NewToken()
+	token, hash, err := credential.NewToken()
 	require.NoError(t, err)
 	_, err = b.store.CreateToken(context.Background(), ann.ID, "test", hash)
 	require.NoError(t, err)

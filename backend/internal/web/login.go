@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -74,16 +74,16 @@ func (u *UI) loginSubmit(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, store.ErrNotFound):
 		// Spend the same time as a real check, so a response time does
 		// not tell which names exist.
-		_ = account.CheckPassword(u.dummyHash, password)
-		err = account.ErrMismatch
+		_ = credential.CheckPassword(u.dummyHash, password)
+		err = credential.ErrMismatch
 	case err != nil:
 		u.serverError(w, r, err)
 		return
 	default:
-		err = account.CheckPassword(reader.PasswordHash, password)
+		err = credential.CheckPassword(reader.PasswordHash, password)
 	}
 	if err != nil {
-		if !errors.Is(err, account.ErrMismatch) {
+		if !errors.Is(err, credential.ErrMismatch) {
 			u.log.ErrorContext(r.Context(), "check password", "reader", reader.ID, "err", err)
 		}
 		u.limiter.fail(addr, name)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/lectern-reader/lectern/backend/internal/destination"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/notify"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -221,7 +221,7 @@ func (u *UI) targetTest(w http.ResponseWriter, r *http.Request) {
 	if err := u.notify.SendTest(r.Context(), reader, id); err != nil {
 		res.OK = false
 		res.Error = err.Error()
-		if c := destination.Class(err); c != "" && c != destination.ClassTimeout {
+		if c := gate.Class(err); c != "" && c != gate.ClassTimeout {
 			res.Error = "Lectern refused to send there (" + c + "): notifications go only to public https addresses. " + err.Error()
 		}
 	}

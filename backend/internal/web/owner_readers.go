@@ -7,7 +7,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -43,7 +43,7 @@ func (u *UI) renderOwnerReaders(w http.ResponseWriter, r *http.Request, status i
 		u.serverError(w, r, err)
 		return
 	}
-	p := ownerReadersPage{common: u.base(r, "Readers", "owner"), MinPassword: account.MinPasswordLen}
+	p := ownerReadersPage{common: u.base(r, "Readers", "owner"), MinPassword: credential.MinPasswordLen}
 	for _, s := range list {
 		p.Readers = append(p.Readers, u.readerRow(s, me.ID))
 	}
@@ -84,11 +84,11 @@ func (u *UI) readerCreate(w http.ResponseWriter, r *http.Request) {
 	refuse := func(status int, msg string) {
 		u.renderOwnerReaders(w, r, status, func(p *ownerReadersPage) { p.Error, p.Name, p.Owner = msg, name, owner })
 	}
-	if err := account.ValidName(name); err != nil {
+	if err := credential.ValidName(name); err != nil {
 		refuse(http.StatusUnprocessableEntity, "Name: "+err.Error()+".")
 		return
 	}
-	hash, err := account.HashPassword(r.PostForm.Get("password"))
+	hash, err := credential.HashPassword(r.PostForm.Get("password"))
 	if err != nil {
 		refuse(http.StatusUnprocessableEntity, "Password: "+err.Error()+".")
 		return
@@ -112,7 +112,7 @@ func (u *UI) readerPassword(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	hash, err := account.HashPassword(r.PostForm.Get("password"))
+	hash, err := credential.HashPassword(r.PostForm.Get("password"))
 	if err != nil {
 		u.renderOwnerReaders(w, r, http.StatusUnprocessableEntity, func(p *ownerReadersPage) {
 			p.Error = "New password for " + target.Name + ": " + err.Error() + "."

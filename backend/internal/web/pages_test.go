@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lectern-reader/lectern/backend/internal/config"
-	"github.com/lectern-reader/lectern/backend/internal/library"
+	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 	"github.com/lectern-reader/lectern/backend/internal/web"
@@ -314,7 +314,7 @@ func TestAMissingTemplateFailsAtBoot(t *testing.T) {
 	t.Parallel()
 	st := store.New(pgtest.New(t))
 	deps := func(fsys fstest.MapFS) web.Deps {
-		return web.Deps{Config: config.Config{PublicBaseURL: "http://x"}, Store: st, Library: &library.Library{Store: st}, Assets: fsys}
+		return web.Deps{Config: config.Config{PublicBaseURL: "http://x"}, Store: st, Library: &bookmark.Service{Store: st}, Assets: fsys}
 	}
 	full := fstest.MapFS{}
 	for _, dir := range []string{"templates", "static"} {

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 )
 
 // passwordChange replaces the Reader's password after checking the current
@@ -25,9 +25,9 @@ func (u *UI) passwordChange(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusTooManyRequests, "Too many wrong current passwords. Try again later.")
 		return
 	}
-	err := account.CheckPassword(reader.PasswordHash, r.PostForm.Get("current"))
+	err := credential.CheckPassword(reader.PasswordHash, r.PostForm.Get("current"))
 	if err != nil {
-		if !errors.Is(err, account.ErrMismatch) {
+		if !errors.Is(err, credential.ErrMismatch) {
 			u.serverError(w, r, err)
 			return
 		}
@@ -40,7 +40,7 @@ func (u *UI) passwordChange(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusUnprocessableEntity, "The two new passwords differ.")
 		return
 	}
-	hash, err := account.HashPassword(next)
+	hash, err := credential.HashPassword(next)
 	if err != nil {
 		refuse(http.StatusUnprocessableEntity, "New password: "+err.Error()+".")
 		return

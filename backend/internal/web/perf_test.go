@@ -15,7 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/server"
@@ -54,11 +54,11 @@ func seedMany(t testing.TB, st *store.Store, readerID int64, n int, coverAddr st
 // sessionCookie signs readerID in directly, as a login would.
 func sessionCookie(t testing.TB, st *store.Store, readerID int64) *http.Cookie {
 	t.Helper()
-	id, err := account.NewSecret()
+	id, err := credential.NewSecret()
 	require.NoError(t, err)
-	csrfToken, err := account.NewSecret()
+	csrfToken, err := credential.NewSecret()
 	require.NoError(t, err)
-	require.NoError(t, st.CreateSession(context.Background(), account.HashSecret(id), readerID, csrfToken, time.Now().Add(time.Hour)))
+	require.NoError(t, st.CreateSession(context.Background(), credential.HashSecret(id), readerID, csrfToken, time.Now().Add(time.Hour)))
 	return &http.Cookie{Name: "lectern_session", Value: id}
 }
 
@@ -79,13 +79,13 @@ func BenchmarkLibraryPage1000(b *testing.B) {
 	srv, err := server.New(context.Background(), server.Deps{Config: cfg, Store: st, Version: "bench"})
 	require.NoError(b, err)
 	h := srv.Handler()
-	hash, err := account.HashPassword(password)
+	hash, err := credential.HashPassword(password)
 	require.NoError(b, err)
 	ann, err := st.CreateReader(context.Background(), "ann", hash, false)
 	require.NoError(b, err)
 	seedMany(b, st, ann.ID, 1000, strings.Repeat("ab", 32))
 	cookie := sessionCookie(b, st, ann.ID)
-	token, th, err := account.NewToken()
+	token, th, err := credential.NewToken()
 	require.NoError(b, err)
 	_, err = st.CreateToken(context.Background(), ann.ID, "bench", th)
 	require.NoError(b, err)

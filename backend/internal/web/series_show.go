@@ -9,7 +9,7 @@ import (
 
 	"github.com/lectern-reader/lectern/backend/internal/cover"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
-	"github.com/lectern-reader/lectern/backend/internal/library"
+	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -56,7 +56,7 @@ func (u *UI) seriesShow(w http.ResponseWriter, r *http.Request) {
 
 	b, err := u.lib.Get(r.Context(), reader.ID, key)
 	held := err == nil
-	if err != nil && !errors.Is(err, library.ErrNotFound) {
+	if err != nil && !errors.Is(err, bookmark.ErrNotFound) {
 		u.serverError(w, r, err)
 		return
 	}

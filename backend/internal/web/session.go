@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/api"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -47,7 +47,7 @@ func (u *UI) loadSession(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		idHash := account.HashSecret(c.Value)
+		idHash := credential.HashSecret(c.Value)
 		ses, reader, err := u.store.SessionByHash(r.Context(), idHash)
 		if errors.Is(err, store.ErrNotFound) {
 			u.clearCookie(w, u.sessionCookie)
@@ -164,16 +164,16 @@ func tokenMatches(masked, raw string) bool {
 // startSession signs readerID in on this browser with a fresh session id,
 // so an id planted before sign-in is never promoted.
 func (u *UI) startSession(ctx context.Context, w http.ResponseWriter, readerID int64) error {
-	id, err := account.NewSecret()
+	id, err := credential.NewSecret()
 	if err != nil {
 		return err
 	}
-	csrf, err := account.NewSecret()
+	csrf, err := credential.NewSecret()
 	if err != nil {
 		return err
 	}
 	expires := u.now().Add(SessionTTL)
-	if err := u.store.CreateSession(ctx, account.HashSecret(id), readerID, csrf, expires); err != nil {
+	if err := u.store.CreateSession(ctx, credential.HashSecret(id), readerID, csrf, expires); err != nil {
 		return err
 	}
 	http.SetCookie(w, &http.Cookie{
@@ -200,7 +200,7 @@ func (u *UI) anonCSRF(w http.ResponseWriter, r *http.Request) (string, error) {
 	if c, err := r.Cookie(u.csrfCookie); err == nil && len(c.Value) >= 32 {
 		return c.Value, nil
 	}
-	v, err := account.NewSecret()
+	v, err := credential.NewSecret()
 	if err != nil {
 		return "", err
 	}

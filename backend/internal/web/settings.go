@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 )
 
@@ -55,7 +55,7 @@ func (u *UI) renderSettings(w http.ResponseWriter, r *http.Request, status int, 
 		MangaScript: u.cfg.PublicBaseURL + "/userscripts/lectern-manga.user.js",
 		NovelScript: u.cfg.PublicBaseURL + "/userscripts/lectern-novel.user.js",
 		MangaSites:  siteNames(latest.Manga), NovelSites: siteNames(latest.Novel),
-		MaxTokenName: maxTokenName, MinPassword: account.MinPasswordLen,
+		MaxTokenName: maxTokenName, MinPassword: credential.MinPasswordLen,
 	}
 	if p.Notify, err = u.loadNotify(r.Context(), reader.ID); err != nil {
 		u.serverError(w, r, err)

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -39,7 +39,7 @@ func (u *UI) renderSetup(w http.ResponseWriter, r *http.Request, status int, nam
 		u.serverError(w, r, err)
 		return
 	}
-	p := setupPage{common: u.base(r, "Set up Lectern", ""), Name: name, Error: msg, MinPassword: account.MinPasswordLen}
+	p := setupPage{common: u.base(r, "Set up Lectern", ""), Name: name, Error: msg, MinPassword: credential.MinPasswordLen}
 	p.CSRF = maskToken(token)
 	p.Narrow = true
 	u.render(w, r, status, "setup", p)
@@ -55,7 +55,7 @@ func (u *UI) setupCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	name := strings.TrimSpace(r.PostForm.Get("name"))
 	password := r.PostForm.Get("password")
-	if err := account.ValidName(name); err != nil {
+	if err := credential.ValidName(name); err != nil {
 		u.renderSetup(w, r, http.StatusUnprocessableEntity, name, "Name: "+err.Error()+".")
 		return
 	}
@@ -63,7 +63,7 @@ func (u *UI) setupCreate(w http.ResponseWriter, r *http.Request) {
 		u.renderSetup(w, r, http.StatusUnprocessableEntity, name, "The two passwords differ.")
 		return
 	}
-	hash, err := account.HashPassword(password)
+	hash, err := credential.HashPassword(password)
 	if err != nil {
 		u.renderSetup(w, r, http.StatusUnprocessableEntity, name, "Password: "+err.Error()+".")
 		return

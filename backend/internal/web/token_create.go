@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 )
 
 // tokenCreate makes an API token and shows it in the response to the POST
@@ -36,7 +36,7 @@ func (u *UI) tokenCreate(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	token, hash, err := account.NewToken()
+	token, hash, err := credential.NewToken()
 	if err != nil {
 		u.serverError(w, r, err)
 		return

@@ -26,11 +26,11 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
-	"github.com/lectern-reader/lectern/backend/internal/account"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/archive"
 	"github.com/lectern-reader/lectern/backend/internal/clientaddr"
 	"github.com/lectern-reader/lectern/backend/internal/config"
-	"github.com/lectern-reader/lectern/backend/internal/library"
+	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/notify"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 	webassets "github.com/lectern-reader/lectern/web"
@@ -40,7 +40,7 @@ import (
 type Deps struct {
 	Config  config.Config
 	Store   *store.Store
-	Library *library.Library
+	Library *bookmark.Service
 	Logger  *slog.Logger
 	Version string
 	// Now is the clock of relative times and the login limiter; nil means
@@ -64,7 +64,7 @@ type Deps struct {
 type UI struct {
 	cfg     config.Config
 	store   *store.Store
-	lib     *library.Library
+	lib     *bookmark.Service
 	archive *archive.Service
 	notify  *notify.Service
 	poll    *PollConsole
@@ -117,7 +117,7 @@ func New(d Deps) (*UI, error) {
 	if u.views, err = loadViews(fsys, u.assets); err != nil {
 		return nil, fmt.Errorf("web UI: %w", err)
 	}
-	if u.dummyHash, err = account.HashPassword("lectern-no-such-reader"); err != nil {
+	if u.dummyHash, err = credential.HashPassword("lectern-no-such-reader"); err != nil {
 		return nil, fmt.Errorf("web UI: %w", err)
 	}
 	u.limiter = newLimiter(u.now)

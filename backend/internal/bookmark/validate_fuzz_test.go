@@ -1,4 +1,4 @@
-package library
+package bookmark
 
 import (
 	"errors"
@@ -22,7 +22,7 @@ func FuzzValidate(f *testing.F) {
 	f.Add("novelfull:the-legendary-mechanic", "novelfull", "https://novelfull.com/the-legendary-mechanic.html", "", "", 0.0, false)
 	f.Add("lightnovelworld:shadow-slave", "lightnovelworld", "https://www.lightnovelworld.com/novel/shadow-slave/chapter-3", "3", "//evil.example/x", math.Inf(1), true)
 	f.Add("kagane:z", "kagane", "https://user:pw@kagane.to/series/z", "\x00", "https://kagane.to/series/z/reader/1", math.NaN(), true)
-	l := &Library{}
+	l := &Service{}
 	f.Fuzz(func(t *testing.T, key, site, seriesURL, chapter, chapterURL string, number float64, hasNumber bool) {
 		req := PutRequest{Site: site, SeriesURL: seriesURL, Chapter: chapter, ChapterURL: chapterURL}
 		if hasNumber {

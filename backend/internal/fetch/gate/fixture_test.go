@@ -1,4 +1,4 @@
-package destination_test
+package gate_test
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lectern-reader/lectern/backend/internal/cover"
-	"github.com/lectern-reader/lectern/backend/internal/destination"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/testcert"
 )
 
@@ -138,14 +138,14 @@ func newFixture(t testing.TB, o fixtureOpts) *fixture {
 	return f
 }
 
-func (f *fixture) client(o destination.Options) *destination.Client {
+func (f *fixture) client(o gate.Options) *gate.Client {
 	o.Resolver = f.resolver
 	o.Dial = f.dialer.Dial
 	o.RootCAs = f.pool
 	if o.Timeout == 0 {
 		o.Timeout = 10 * time.Second
 	}
-	return destination.New(o)
+	return gate.New(o)
 }
 
 func (f *fixture) handler(o fixtureOpts) http.Handler {
@@ -324,7 +324,7 @@ func random(n int) []byte {
 
 // acquire is what the fetch_cover job will do: fetch through the gate and
 // store only what came back as a confirmed image.
-func acquire(ctx context.Context, c *destination.Client, s *cover.Store, rawURL string) (string, error) {
+func acquire(ctx context.Context, c *gate.Client, s *cover.Store, rawURL string) (string, error) {
 	img, err := c.FetchImage(ctx, rawURL, "https://site.test/series/x")
 	if err != nil {
 		return "", err

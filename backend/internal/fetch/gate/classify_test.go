@@ -1,4 +1,4 @@
-package destination
+package gate
 
 import (
 	"net/netip"

@@ -1,4 +1,4 @@
-// Package destination is the gate for every fetch of an address found in a
+// Package gate is the destination gate: the gate for every fetch of an address found in a
 // third-party page: Cover images, archived page images, and later
 // notification webhooks. Such an address is attacker-controlled, so the gate
 // makes sure the server can only be pointed at the public internet:
@@ -15,7 +15,7 @@
 //
 // Series page fetches are not made here: those are pinned to each Site's own
 // hostnames instead (see the Site registry).
-package destination
+package gate
 
 import (
 	"context"

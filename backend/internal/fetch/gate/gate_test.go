@@ -1,4 +1,4 @@
-package destination_test
+package gate_test
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lectern-reader/lectern/backend/internal/cover"
-	"github.com/lectern-reader/lectern/backend/internal/destination"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/testcert"
 )
 
@@ -32,56 +32,56 @@ func TestHostileDestinationsAreRefusedWithoutAConnection(t *testing.T) {
 		names map[string][]netip.Addr
 		class string
 	}{
-		{"loopback", "https://127.0.0.1/c.jpg", nil, destination.ClassLoopback},
-		{"short loopback 127.1", "https://127.1/c.jpg", nil, destination.ClassLoopback},
-		{"decimal loopback", "https://2130706433/c.jpg", nil, destination.ClassLoopback},
-		{"hex loopback", "https://0x7f000001/c.jpg", nil, destination.ClassLoopback},
-		{"octal loopback", "https://0177.0.0.1/c.jpg", nil, destination.ClassLoopback},
-		{"loopback trailing dot", "https://127.0.0.1./c.jpg", nil, destination.ClassLoopback},
-		{"ipv6 loopback", "https://[::1]/c.jpg", nil, destination.ClassLoopback},
-		{"mapped loopback dotted", "https://[::ffff:127.0.0.1]/c.jpg", nil, destination.ClassLoopback},
-		{"mapped loopback hex", "https://[::ffff:7f00:1]/c.jpg", nil, destination.ClassLoopback},
-		{"private 10", "https://10.0.0.1/c.jpg", nil, destination.ClassPrivate},
-		{"private 172.16", "https://172.16.0.1/c.jpg", nil, destination.ClassPrivate},
-		{"private 192.168", "https://192.168.1.1/c.jpg", nil, destination.ClassPrivate},
-		{"cloud metadata", "https://169.254.169.254/latest/meta-data/", nil, destination.ClassLinkLocal},
-		{"cgnat", "https://100.64.0.1/c.jpg", nil, destination.ClassCGNAT},
-		{"unspecified v4", "https://0.0.0.0/c.jpg", nil, destination.ClassUnspecified},
-		{"unspecified v6", "https://[::]/c.jpg", nil, destination.ClassUnspecified},
-		{"unique local", "https://[fc00::1]/c.jpg", nil, destination.ClassUniqueLocal},
-		{"link local v6", "https://[fe80::1]/c.jpg", nil, destination.ClassLinkLocal},
-		{"link local v6 with zone", "https://[fe80::1%25eth0]/c.jpg", nil, destination.ClassLinkLocal},
-		{"multicast", "https://224.0.0.1/c.jpg", nil, destination.ClassMulticast},
-		{"broadcast", "https://255.255.255.255/c.jpg", nil, destination.ClassReserved},
-		{"benchmarking", "https://198.18.0.1/c.jpg", nil, destination.ClassReserved},
-		{"ietf protocol assignments", "https://192.0.0.1/c.jpg", nil, destination.ClassReserved},
-		{"nat64 of a private address", "https://[64:ff9b::a00:1]/c.jpg", nil, destination.ClassPrivate},
-		{"6to4 of loopback", "https://[2002:7f00:1::1]/c.jpg", nil, destination.ClassLoopback},
+		{"loopback", "https://127.0.0.1/c.jpg", nil, gate.ClassLoopback},
+		{"short loopback 127.1", "https://127.1/c.jpg", nil, gate.ClassLoopback},
+		{"decimal loopback", "https://2130706433/c.jpg", nil, gate.ClassLoopback},
+		{"hex loopback", "https://0x7f000001/c.jpg", nil, gate.ClassLoopback},
+		{"octal loopback", "https://0177.0.0.1/c.jpg", nil, gate.ClassLoopback},
+		{"loopback trailing dot", "https://127.0.0.1./c.jpg", nil, gate.ClassLoopback},
+		{"ipv6 loopback", "https://[::1]/c.jpg", nil, gate.ClassLoopback},
+		{"mapped loopback dotted", "https://[::ffff:127.0.0.1]/c.jpg", nil, gate.ClassLoopback},
+		{"mapped loopback hex", "https://[::ffff:7f00:1]/c.jpg", nil, gate.ClassLoopback},
+		{"private 10", "https://10.0.0.1/c.jpg", nil, gate.ClassPrivate},
+		{"private 172.16", "https://172.16.0.1/c.jpg", nil, gate.ClassPrivate},
+		{"private 192.168", "https://192.168.1.1/c.jpg", nil, gate.ClassPrivate},
+		{"cloud metadata", "https://169.254.169.254/latest/meta-data/", nil, gate.ClassLinkLocal},
+		{"cgnat", "https://100.64.0.1/c.jpg", nil, gate.ClassCGNAT},
+		{"unspecified v4", "https://0.0.0.0/c.jpg", nil, gate.ClassUnspecified},
+		{"unspecified v6", "https://[::]/c.jpg", nil, gate.ClassUnspecified},
+		{"unique local", "https://[fc00::1]/c.jpg", nil, gate.ClassUniqueLocal},
+		{"link local v6", "https://[fe80::1]/c.jpg", nil, gate.ClassLinkLocal},
+		{"link local v6 with zone", "https://[fe80::1%25eth0]/c.jpg", nil, gate.ClassLinkLocal},
+		{"multicast", "https://224.0.0.1/c.jpg", nil, gate.ClassMulticast},
+		{"broadcast", "https://255.255.255.255/c.jpg", nil, gate.ClassReserved},
+		{"benchmarking", "https://198.18.0.1/c.jpg", nil, gate.ClassReserved},
+		{"ietf protocol assignments", "https://192.0.0.1/c.jpg", nil, gate.ClassReserved},
+		{"nat64 of a private address", "https://[64:ff9b::a00:1]/c.jpg", nil, gate.ClassPrivate},
+		{"6to4 of loopback", "https://[2002:7f00:1::1]/c.jpg", nil, gate.ClassLoopback},
 		{"name resolving to private", "https://internal.test/c.jpg",
-			map[string][]netip.Addr{"internal.test": {netip.MustParseAddr("10.0.0.1")}}, destination.ClassPrivate},
+			map[string][]netip.Addr{"internal.test": {netip.MustParseAddr("10.0.0.1")}}, gate.ClassPrivate},
 		{"name resolving to loopback", "https://localhost.test/c.jpg",
-			map[string][]netip.Addr{"localhost.test": {netip.MustParseAddr("127.0.0.1")}}, destination.ClassLoopback},
+			map[string][]netip.Addr{"localhost.test": {netip.MustParseAddr("127.0.0.1")}}, gate.ClassLoopback},
 		{"name resolving to public and private", "https://mixed.test/c.jpg",
-			map[string][]netip.Addr{"mixed.test": {publicV4, netip.MustParseAddr("192.168.1.1")}}, destination.ClassPrivate},
+			map[string][]netip.Addr{"mixed.test": {publicV4, netip.MustParseAddr("192.168.1.1")}}, gate.ClassPrivate},
 		{"name resolving to a mapped private address", "https://mapped.test/c.jpg",
-			map[string][]netip.Addr{"mapped.test": {netip.MustParseAddr("::ffff:10.0.0.1")}}, destination.ClassPrivate},
+			map[string][]netip.Addr{"mapped.test": {netip.MustParseAddr("::ffff:10.0.0.1")}}, gate.ClassPrivate},
 		{"name resolving to link-local v6", "https://ll.test/c.jpg",
-			map[string][]netip.Addr{"ll.test": {publicV6, netip.MustParseAddr("fe80::1")}}, destination.ClassLinkLocal},
-		{"public host on another port", "https://cdn.test:8443/c.jpg", nil, destination.ClassPort},
-		{"public literal on port 80", "https://93.184.216.34:80/c.jpg", nil, destination.ClassPort},
-		{"non-canonical public literal", "https://0x5db8d822/c.jpg", nil, destination.ClassMalformed},
-		{"five-part numeric host", "https://1.2.3.4.5/c.jpg", nil, destination.ClassMalformed},
-		{"out-of-range numeric host", "https://256.0.0.1/c.jpg", nil, destination.ClassMalformed},
-		{"http to a public host", "http://cdn.test/cover.jpg", nil, destination.ClassScheme},
-		{"ftp", "ftp://cdn.test/cover.jpg", nil, destination.ClassScheme},
-		{"file", "file:///etc/passwd", nil, destination.ClassScheme},
-		{"data", "data:image/png;base64,iVBORw0KGgo=", nil, destination.ClassScheme},
-		{"scheme-relative", "//cdn.test/cover.jpg", nil, destination.ClassScheme},
-		{"userinfo", "https://user:pass@cdn.test/cover.jpg", nil, destination.ClassUserinfo},
-		{"user only", "https://user@cdn.test/cover.jpg", nil, destination.ClassUserinfo},
-		{"no host", "https:///cover.jpg", nil, destination.ClassMalformed},
-		{"opaque", "https:cdn.test/cover.jpg", nil, destination.ClassMalformed},
-		{"unparseable", "https://cdn.test/%zz", nil, destination.ClassMalformed},
+			map[string][]netip.Addr{"ll.test": {publicV6, netip.MustParseAddr("fe80::1")}}, gate.ClassLinkLocal},
+		{"public host on another port", "https://cdn.test:8443/c.jpg", nil, gate.ClassPort},
+		{"public literal on port 80", "https://93.184.216.34:80/c.jpg", nil, gate.ClassPort},
+		{"non-canonical public literal", "https://0x5db8d822/c.jpg", nil, gate.ClassMalformed},
+		{"five-part numeric host", "https://1.2.3.4.5/c.jpg", nil, gate.ClassMalformed},
+		{"out-of-range numeric host", "https://256.0.0.1/c.jpg", nil, gate.ClassMalformed},
+		{"http to a public host", "http://cdn.test/cover.jpg", nil, gate.ClassScheme},
+		{"ftp", "ftp://cdn.test/cover.jpg", nil, gate.ClassScheme},
+		{"file", "file:///etc/passwd", nil, gate.ClassScheme},
+		{"data", "data:image/png;base64,iVBORw0KGgo=", nil, gate.ClassScheme},
+		{"scheme-relative", "//cdn.test/cover.jpg", nil, gate.ClassScheme},
+		{"userinfo", "https://user:pass@cdn.test/cover.jpg", nil, gate.ClassUserinfo},
+		{"user only", "https://user@cdn.test/cover.jpg", nil, gate.ClassUserinfo},
+		{"no host", "https:///cover.jpg", nil, gate.ClassMalformed},
+		{"opaque", "https:cdn.test/cover.jpg", nil, gate.ClassMalformed},
+		{"unparseable", "https://cdn.test/%zz", nil, gate.ClassMalformed},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -90,12 +90,12 @@ func TestHostileDestinationsAreRefusedWithoutAConnection(t *testing.T) {
 			for name, addrs := range tc.names {
 				f.resolver.Set(name, addrs...)
 			}
-			c := f.client(destination.Options{})
+			c := f.client(gate.Options{})
 			store := &cover.Store{Dir: t.TempDir()}
 
 			addr, err := acquire(context.Background(), c, store, tc.url)
-			require.ErrorIs(t, err, destination.ErrRefused)
-			require.Equal(t, tc.class, destination.Class(err), "%v", err)
+			require.ErrorIs(t, err, gate.ErrRefused)
+			require.Equal(t, tc.class, gate.Class(err), "%v", err)
 			require.Empty(t, addr)
 			require.Empty(t, f.dialer.Dials(), "no connection may be attempted")
 			require.Zero(t, f.requests.Load())
@@ -112,44 +112,44 @@ func TestHostileAnswersAreRefusedAndNothingStored(t *testing.T) {
 	cases := []struct {
 		name      string
 		url       string
-		opts      destination.Options
+		opts      gate.Options
 		class     string
 		wantDials []string
 	}{
 		{"public host redirecting to a private name", "https://cdn.test/redirect?to=https://internal.test/c.jpg",
-			destination.Options{}, destination.ClassPrivate, []string{public}},
+			gate.Options{}, gate.ClassPrivate, []string{public}},
 		{"public host redirecting to a private literal", "https://cdn.test/redirect?to=https://10.0.0.1/c.jpg",
-			destination.Options{}, destination.ClassPrivate, []string{public}},
+			gate.Options{}, gate.ClassPrivate, []string{public}},
 		{"public host redirecting to metadata", "https://cdn.test/redirect?to=https://169.254.169.254/",
-			destination.Options{}, destination.ClassLinkLocal, []string{public}},
+			gate.Options{}, gate.ClassLinkLocal, []string{public}},
 		{"redirect to http", "https://cdn.test/redirect?to=http://cdn.test/cover.jpg",
-			destination.Options{}, destination.ClassScheme, []string{public}},
+			gate.Options{}, gate.ClassScheme, []string{public}},
 		{"redirect to file", "https://cdn.test/redirect?to=file:///etc/passwd",
-			destination.Options{}, destination.ClassScheme, []string{public}},
+			gate.Options{}, gate.ClassScheme, []string{public}},
 		{"redirect with userinfo", "https://cdn.test/redirect?to=https://u:p@cdn.test/cover.jpg",
-			destination.Options{}, destination.ClassUserinfo, []string{public}},
+			gate.Options{}, gate.ClassUserinfo, []string{public}},
 		{"six redirects", "https://cdn.test/chain/6",
-			destination.Options{}, destination.ClassRedirects, []string{public, public}},
+			gate.Options{}, gate.ClassRedirects, []string{public, public}},
 		{"endless body", "https://cdn.test/endless",
-			destination.Options{}, destination.ClassTooLarge, []string{public}},
+			gate.Options{}, gate.ClassTooLarge, []string{public}},
 		{"one byte over the cap, streamed", "https://cdn.test/size?n=4097",
-			destination.Options{MaxBytes: 4096}, destination.ClassTooLarge, []string{public}},
+			gate.Options{MaxBytes: 4096}, gate.ClassTooLarge, []string{public}},
 		{"declared length over the cap", "https://cdn.test/declared-huge",
-			destination.Options{}, destination.ClassTooLarge, []string{public}},
+			gate.Options{}, gate.ClassTooLarge, []string{public}},
 		{"non-image type", "https://cdn.test/page.html",
-			destination.Options{}, destination.ClassNotImage, []string{public}},
+			gate.Options{}, gate.ClassNotImage, []string{public}},
 		{"image bytes under a non-image type", "https://cdn.test/jpeg-as-html",
-			destination.Options{}, destination.ClassNotImage, []string{public}},
+			gate.Options{}, gate.ClassNotImage, []string{public}},
 		{"image bytes as octet-stream", "https://cdn.test/jpeg-as-octets",
-			destination.Options{}, destination.ClassNotImage, []string{public}},
+			gate.Options{}, gate.ClassNotImage, []string{public}},
 		{"svg", "https://cdn.test/svg",
-			destination.Options{}, destination.ClassNotImage, []string{public}},
+			gate.Options{}, gate.ClassNotImage, []string{public}},
 		{"image type whose bytes are HTML", "https://cdn.test/html-as-png.png",
-			destination.Options{}, destination.ClassNotImage, []string{public}},
+			gate.Options{}, gate.ClassNotImage, []string{public}},
 		{"image type with an empty body", "https://cdn.test/empty-png",
-			destination.Options{}, destination.ClassNotImage, []string{public}},
+			gate.Options{}, gate.ClassNotImage, []string{public}},
 		{"body dripping slower than the deadline", "https://cdn.test/drip",
-			destination.Options{Timeout: 500 * time.Millisecond}, destination.ClassTimeout, []string{public}},
+			gate.Options{Timeout: 500 * time.Millisecond}, gate.ClassTimeout, []string{public}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -162,8 +162,8 @@ func TestHostileAnswersAreRefusedAndNothingStored(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			addr, err := acquire(ctx, c, store, tc.url)
-			require.ErrorIs(t, err, destination.ErrRefused)
-			require.Equal(t, tc.class, destination.Class(err), "%v", err)
+			require.ErrorIs(t, err, gate.ErrRefused)
+			require.Equal(t, tc.class, gate.Class(err), "%v", err)
 			require.Empty(t, addr)
 			require.Equal(t, tc.wantDials, f.dialer.Dials())
 			require.Empty(t, storedFiles(t, store.Dir))
@@ -203,7 +203,7 @@ func TestPublicImagesArrive(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				f := newFixture(t, fixtureOpts{http2: h2})
-				c := f.client(destination.Options{MaxBytes: 4096, UserAgent: "lectern-test/1"})
+				c := f.client(gate.Options{MaxBytes: 4096, UserAgent: "lectern-test/1"})
 				store := &cover.Store{Dir: t.TempDir()}
 
 				img, err := c.FetchImage(context.Background(), tc.url, "https://site.test/series/x")
@@ -234,7 +234,7 @@ func TestPublicImagesArrive(t *testing.T) {
 func TestDefaultMaxBytesIsTwoMiB(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, fixtureOpts{})
-	c := f.client(destination.Options{})
+	c := f.client(gate.Options{})
 	require.EqualValues(t, 2<<20, c.MaxBytes())
 
 	img, err := c.FetchImage(context.Background(), "https://cdn.test/size?n=2097152", "")
@@ -242,7 +242,7 @@ func TestDefaultMaxBytesIsTwoMiB(t *testing.T) {
 	require.Len(t, img.Bytes, 2<<20)
 
 	_, err = c.FetchImage(context.Background(), "https://cdn.test/size?n=2097153", "")
-	require.Equal(t, destination.ClassTooLarge, destination.Class(err), "%v", err)
+	require.Equal(t, gate.ClassTooLarge, gate.Class(err), "%v", err)
 }
 
 // TestEveryConnectionIsCheckedAgain: a name that was public for one
@@ -251,7 +251,7 @@ func TestDefaultMaxBytesIsTwoMiB(t *testing.T) {
 func TestEveryConnectionIsCheckedAgain(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, fixtureOpts{closeConns: true})
-	c := f.client(destination.Options{})
+	c := f.client(gate.Options{})
 
 	_, err := c.FetchImage(context.Background(), "https://rebind.test/cover.jpg", "")
 	require.NoError(t, err)
@@ -259,7 +259,7 @@ func TestEveryConnectionIsCheckedAgain(t *testing.T) {
 
 	f.resolver.Set("rebind.test", netip.MustParseAddr("127.0.0.1"))
 	_, err = c.FetchImage(context.Background(), "https://rebind.test/cover.jpg", "")
-	require.Equal(t, destination.ClassLoopback, destination.Class(err), "%v", err)
+	require.Equal(t, gate.ClassLoopback, gate.Class(err), "%v", err)
 	require.Len(t, f.dialer.Dials(), 1, "the rebound address is never dialled")
 	require.EqualValues(t, 1, f.requests.Load())
 }
@@ -267,33 +267,33 @@ func TestEveryConnectionIsCheckedAgain(t *testing.T) {
 func TestFailuresThatAreNotRefusals(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, fixtureOpts{})
-	c := f.client(destination.Options{})
+	c := f.client(gate.Options{})
 
 	_, err := c.FetchImage(context.Background(), "https://cdn.test/missing.jpg", "")
-	require.ErrorIs(t, err, destination.ErrStatus)
-	require.NotErrorIs(t, err, destination.ErrRefused)
+	require.ErrorIs(t, err, gate.ErrStatus)
+	require.NotErrorIs(t, err, gate.ErrRefused)
 	require.Contains(t, err.Error(), "404")
-	var se *destination.StatusError
+	var se *gate.StatusError
 	require.ErrorAs(t, err, &se)
 	require.Equal(t, http.StatusNotFound, se.Status)
 
 	_, err = c.FetchImage(context.Background(), "https://nowhere.test/c.jpg", "")
 	var dnsErr *net.DNSError
 	require.ErrorAs(t, err, &dnsErr)
-	require.Empty(t, destination.Class(err))
+	require.Empty(t, gate.Class(err))
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err = c.FetchImage(ctx, "https://cdn.test/cover.jpg", "")
 	require.ErrorIs(t, err, context.Canceled)
-	require.Empty(t, destination.Class(err))
+	require.Empty(t, gate.Class(err))
 
 	// Cancelled mid-body (a shutdown) is not a timeout either.
 	ctx, cancel = context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	_, err = c.FetchImage(ctx, "https://cdn.test/drip", "")
 	require.ErrorIs(t, err, context.Canceled)
-	require.Empty(t, destination.Class(err), "%v", err)
+	require.Empty(t, gate.Class(err), "%v", err)
 }
 
 func TestTruncatedBodiesAreFailures(t *testing.T) {
@@ -302,11 +302,11 @@ func TestTruncatedBodiesAreFailures(t *testing.T) {
 		t.Run(path, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, fixtureOpts{})
-			c := f.client(destination.Options{})
+			c := f.client(gate.Options{})
 			store := &cover.Store{Dir: t.TempDir()}
 			_, err := acquire(context.Background(), c, store, "https://cdn.test"+path)
 			require.ErrorIs(t, err, io.ErrUnexpectedEOF)
-			require.Empty(t, destination.Class(err), "a cut connection is a failure, not a refusal")
+			require.Empty(t, gate.Class(err), "a cut connection is a failure, not a refusal")
 			require.Empty(t, storedFiles(t, store.Dir))
 		})
 	}
@@ -316,7 +316,7 @@ func TestUntrustedCertificateIsAFailure(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, fixtureOpts{})
 	_, otherPool := testcert.New(t, "cdn.test")
-	c := destination.New(destination.Options{Resolver: f.resolver, Dial: f.dialer.Dial, RootCAs: otherPool})
+	c := gate.New(gate.Options{Resolver: f.resolver, Dial: f.dialer.Dial, RootCAs: otherPool})
 	_, err := c.FetchImage(context.Background(), "https://cdn.test/cover.jpg", "")
 	require.Error(t, err)
 	require.Zero(t, f.requests.Load())
@@ -326,7 +326,7 @@ func TestDoGatesWebhooks(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, fixtureOpts{})
 	f.resolver.Set("internal.test", netip.MustParseAddr("10.1.2.3"))
-	c := f.client(destination.Options{MaxBytes: 4096, UserAgent: "lectern-test/1"})
+	c := f.client(gate.Options{MaxBytes: 4096, UserAgent: "lectern-test/1"})
 
 	req, err := http.NewRequest(http.MethodPost, "https://hooks.test/hook", strings.NewReader("chapter 12"))
 	require.NoError(t, err)
@@ -340,15 +340,15 @@ func TestDoGatesWebhooks(t *testing.T) {
 	require.Empty(t, req.Header.Get("User-Agent"), "the caller's request is not modified")
 
 	for _, tc := range []struct{ url, class string }{
-		{"https://internal.test/hook", destination.ClassPrivate},
-		{"http://hooks.test/hook", destination.ClassScheme},
-		{"https://[::1]/hook", destination.ClassLoopback},
-		{"https://hooks.test/redirect?to=https://internal.test/", destination.ClassPrivate},
+		{"https://internal.test/hook", gate.ClassPrivate},
+		{"http://hooks.test/hook", gate.ClassScheme},
+		{"https://[::1]/hook", gate.ClassLoopback},
+		{"https://hooks.test/redirect?to=https://internal.test/", gate.ClassPrivate},
 	} {
 		req, err := http.NewRequest(http.MethodGet, tc.url, nil)
 		require.NoError(t, err)
 		_, err = c.Do(req)
-		require.Equal(t, tc.class, destination.Class(err), "%s: %v", tc.url, err)
+		require.Equal(t, tc.class, gate.Class(err), "%s: %v", tc.url, err)
 	}
 
 	req, err = http.NewRequest(http.MethodGet, "https://hooks.test/endless", nil)
@@ -356,14 +356,14 @@ func TestDoGatesWebhooks(t *testing.T) {
 	resp, err = c.Do(req)
 	require.NoError(t, err)
 	n, err := io.Copy(io.Discard, resp.Body)
-	require.Equal(t, destination.ClassTooLarge, destination.Class(err), "%v", err)
+	require.Equal(t, gate.ClassTooLarge, gate.Class(err), "%v", err)
 	require.EqualValues(t, 4096, n, "exactly the cap passes through")
 	require.NoError(t, resp.Body.Close())
 
 	req, err = http.NewRequest(http.MethodGet, "https://hooks.test/declared-huge", nil)
 	require.NoError(t, err)
 	_, err = c.Do(req)
-	require.Equal(t, destination.ClassTooLarge, destination.Class(err), "%v", err)
+	require.Equal(t, gate.ClassTooLarge, gate.Class(err), "%v", err)
 
 	for _, d := range f.dialer.Dials() {
 		require.Equal(t, "93.184.216.34:443", d)
@@ -374,21 +374,21 @@ func TestDialContextIsGuarded(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, fixtureOpts{})
 	f.resolver.Set("internal.test", netip.MustParseAddr("172.20.0.5"))
-	c := f.client(destination.Options{})
+	c := f.client(gate.Options{})
 	ctx := context.Background()
 
 	for _, tc := range []struct{ network, addr, class string }{
-		{"tcp", "internal.test:443", destination.ClassPrivate},
-		{"tcp", "127.0.0.1:443", destination.ClassLoopback},
-		{"tcp", "[::1]:443", destination.ClassLoopback},
-		{"tcp", "2130706433:443", destination.ClassLoopback},
-		{"tcp", "cdn.test:22", destination.ClassPort},
-		{"udp", "cdn.test:443", destination.ClassMalformed},
-		{"tcp", "cdn.test", destination.ClassMalformed},
+		{"tcp", "internal.test:443", gate.ClassPrivate},
+		{"tcp", "127.0.0.1:443", gate.ClassLoopback},
+		{"tcp", "[::1]:443", gate.ClassLoopback},
+		{"tcp", "2130706433:443", gate.ClassLoopback},
+		{"tcp", "cdn.test:22", gate.ClassPort},
+		{"udp", "cdn.test:443", gate.ClassMalformed},
+		{"tcp", "cdn.test", gate.ClassMalformed},
 	} {
 		_, err := c.DialContext(ctx, tc.network, tc.addr)
-		require.ErrorIs(t, err, destination.ErrRefused, tc.addr)
-		require.Equal(t, tc.class, destination.Class(err), "%s: %v", tc.addr, err)
+		require.ErrorIs(t, err, gate.ErrRefused, tc.addr)
+		require.Equal(t, tc.class, gate.Class(err), "%s: %v", tc.addr, err)
 	}
 	require.Empty(t, f.dialer.Dials())
 
@@ -416,17 +416,17 @@ func TestDefaultDialerAndAllowAddrs(t *testing.T) {
 	ap := netip.MustParseAddrPort(srv.Listener.Addr().String())
 	rawURL := "https://" + ap.String() + "/cover.png"
 
-	closed := destination.New(destination.Options{RootCAs: pool})
+	closed := gate.New(gate.Options{RootCAs: pool})
 	_, err := closed.FetchImage(context.Background(), rawURL, "")
-	require.Equal(t, destination.ClassLoopback, destination.Class(err), "%v", err)
+	require.Equal(t, gate.ClassLoopback, gate.Class(err), "%v", err)
 
 	otherPort := netip.AddrPortFrom(ap.Addr(), ap.Port()+1)
-	elsewhere := destination.New(destination.Options{RootCAs: pool, AllowAddrs: []netip.AddrPort{otherPort}})
+	elsewhere := gate.New(gate.Options{RootCAs: pool, AllowAddrs: []netip.AddrPort{otherPort}})
 	_, err = elsewhere.FetchImage(context.Background(), rawURL, "")
-	require.Equal(t, destination.ClassLoopback, destination.Class(err), "%v", err)
+	require.Equal(t, gate.ClassLoopback, gate.Class(err), "%v", err)
 	require.Zero(t, hits.Load())
 
-	open := destination.New(destination.Options{RootCAs: pool, AllowAddrs: []netip.AddrPort{ap}})
+	open := gate.New(gate.Options{RootCAs: pool, AllowAddrs: []netip.AddrPort{ap}})
 	img, err := open.FetchImage(context.Background(), rawURL, "")
 	require.NoError(t, err)
 	require.Equal(t, pngCover, img.Bytes)
@@ -435,12 +435,12 @@ func TestDefaultDialerAndAllowAddrs(t *testing.T) {
 
 func TestRefusedErrorShape(t *testing.T) {
 	t.Parallel()
-	c := destination.New(destination.Options{})
+	c := gate.New(gate.Options{})
 	_, err := c.FetchImage(context.Background(), "https://u:secret@cdn.test/x.jpg", "")
-	var refused *destination.RefusedError
+	var refused *gate.RefusedError
 	require.True(t, errors.As(err, &refused))
-	require.Equal(t, destination.ClassUserinfo, refused.Class)
+	require.Equal(t, gate.ClassUserinfo, refused.Class)
 	require.NotContains(t, err.Error(), "secret", "credentials never reach logs")
-	require.Empty(t, destination.Class(errors.New("plain")))
-	require.Empty(t, destination.Class(nil))
+	require.Empty(t, gate.Class(errors.New("plain")))
+	require.Empty(t, gate.Class(nil))
 }

@@ -1,4 +1,4 @@
-package destination_test
+package gate_test
 
 import (
 	"bufio"
@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lectern-reader/lectern/backend/internal/destination"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 )
 
 // BenchmarkEndlessBody measures the memory the gate uses while a hostile
@@ -28,7 +28,7 @@ import (
 // send before the gate hung up.
 func BenchmarkEndlessBody(b *testing.B) {
 	f := newFixture(b, fixtureOpts{})
-	c := f.client(destination.Options{Timeout: 60 * time.Second})
+	c := f.client(gate.Options{Timeout: 60 * time.Second})
 	ctx := context.Background()
 
 	var endlessHeap, maxHeap, endlessRSS, maxRSS, sent float64
@@ -37,7 +37,7 @@ func BenchmarkEndlessBody(b *testing.B) {
 		before := f.endlessBytes.Load()
 		h, rss := peakDuring(b, func() {
 			_, err := c.FetchImage(ctx, "https://cdn.test/endless", "")
-			if destination.Class(err) != destination.ClassTooLarge {
+			if gate.Class(err) != gate.ClassTooLarge {
 				b.Fatalf("endless body: %v", err)
 			}
 		})
@@ -47,8 +47,8 @@ func BenchmarkEndlessBody(b *testing.B) {
 		sent += float64(f.endlessBytes.Load() - before)
 
 		h, rss = peakDuring(b, func() {
-			img, err := c.FetchImage(ctx, "https://cdn.test/size?n="+strconv.Itoa(destination.DefaultMaxBytes), "")
-			if err != nil || len(img.Bytes) != destination.DefaultMaxBytes {
+			img, err := c.FetchImage(ctx, "https://cdn.test/size?n="+strconv.Itoa(gate.DefaultMaxBytes), "")
+			if err != nil || len(img.Bytes) != gate.DefaultMaxBytes {
 				b.Fatalf("largest admitted image: %v", err)
 			}
 		})

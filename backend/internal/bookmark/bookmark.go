@@ -1,8 +1,8 @@
-// Package library is a Reader's Bookmarks: validating what clients send
+// Package bookmark is a Reader's Bookmarks: validating what clients send
 // against the Site registry, recording Progress, queueing the Acquisition of
 // a new Series, and the one wire shape every client (panel, web UI, exports)
 // sees (docs/adr/0003-the-server-owns-the-wire-shape.md).
-package library
+package bookmark
 
 import (
 	"context"
@@ -35,7 +35,7 @@ type Hinter interface {
 }
 
 // Library records Bookmarks and renders them for the wire.
-type Library struct {
+type Service struct {
 	Store   *store.Store
 	Acquire Acquirer
 	Hint    Hinter // optional
@@ -85,7 +85,7 @@ var ErrNotFound = errors.New("no such bookmark")
 
 // Put creates or updates the caller's Bookmark on the Series named by key.
 // created is true when the Bookmark is new.
-func (l *Library) Put(ctx context.Context, readerID int64, key string, req PutRequest) (Bookmark, bool, error) {
+func (l *Service) Put(ctx context.Context, readerID int64, key string, req PutRequest) (Bookmark, bool, error) {
 	ref, prog, err := l.validate(key, req)
 	if err != nil {
 		return Bookmark{}, false, err
@@ -128,7 +128,7 @@ func (l *Library) Put(ctx context.Context, readerID int64, key string, req PutRe
 
 // validate checks a PUT against the registry and returns the Series and the
 // Progress to record (nil when the request carries no chapter).
-func (l *Library) validate(key string, req PutRequest) (latest.Ref, *store.Progress, error) {
+func (l *Service) validate(key string, req PutRequest) (latest.Ref, *store.Progress, error) {
 	for name, v := range map[string]string{"site": req.Site, "series_url": req.SeriesURL, "title": req.Title,
 		"chapter": req.Chapter, "chapter_url": req.ChapterURL} {
 		if !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
@@ -214,7 +214,7 @@ func beyondLatest(b store.Bookmark) bool {
 }
 
 // Delete removes the caller's Bookmark.
-func (l *Library) Delete(ctx context.Context, readerID int64, key string) error {
+func (l *Service) Delete(ctx context.Context, readerID int64, key string) error {
 	err := l.Store.DeleteBookmark(ctx, readerID, key)
 	if errors.Is(err, store.ErrNotFound) {
 		return ErrNotFound
@@ -223,7 +223,7 @@ func (l *Library) Delete(ctx context.Context, readerID int64, key string) error 
 }
 
 // Get returns one of the caller's Bookmarks.
-func (l *Library) Get(ctx context.Context, readerID int64, key string) (Bookmark, error) {
+func (l *Service) Get(ctx context.Context, readerID int64, key string) (Bookmark, error) {
 	b, err := l.Store.GetBookmark(ctx, readerID, key)
 	if errors.Is(err, store.ErrNotFound) {
 		return Bookmark{}, ErrNotFound
@@ -235,7 +235,7 @@ func (l *Library) Get(ctx context.Context, readerID int64, key string) (Bookmark
 }
 
 // List returns the caller's Bookmarks, of one Library when kind is set.
-func (l *Library) List(ctx context.Context, readerID int64, kind string) ([]Bookmark, error) {
+func (l *Service) List(ctx context.Context, readerID int64, kind string) ([]Bookmark, error) {
 	rows, err := l.Store.ListBookmarks(ctx, readerID, kind)
 	if err != nil {
 		return nil, err
@@ -247,7 +247,7 @@ func (l *Library) List(ctx context.Context, readerID int64, kind string) ([]Book
 	return out, nil
 }
 
-func (l *Library) log() *slog.Logger {
+func (l *Service) log() *slog.Logger {
 	if l.Logger != nil {
 		return l.Logger
 	}
@@ -276,7 +276,7 @@ type Bookmark struct {
 }
 
 // Wire renders a stored Bookmark as clients see it.
-func (l *Library) Wire(b store.Bookmark) Bookmark {
+func (l *Service) Wire(b store.Bookmark) Bookmark {
 	return Bookmark{
 		Key:                 b.SeriesKey,
 		Site:                b.Site,

@@ -1,7 +1,7 @@
-// Package account holds what proves who a Reader is: password hashes, API
+// Package credential holds what proves who a Reader is: password hashes, API
 // tokens and web session ids. Secrets leave this package only once, to the
 // person they belong to; the store keeps hashes.
-package account
+package credential
 
 import (
 	"crypto/rand"
