@@ -48,12 +48,12 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
-	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/archive"
-	"github.com/lectern-reader/lectern/backend/internal/cover"
+	"github.com/lectern-reader/lectern/backend/internal/blob"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
-	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/pacing"
+	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 	"github.com/lectern-reader/lectern/backend/internal/testcert"
 )
@@ -256,7 +256,7 @@ func benchArchive(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	svc := &archive.Service{Store: st, River: inserter, Pages: &cover.Store{Dir: dir}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	svc := &archive.Service{Store: st, River: inserter, Pages: &blob.Store{Dir: dir}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	env := []string{envArchiveDB + "=" + db, envArchiveDir + "=" + dir, envArchiveSite + "=" + site.addr, envArchiveCA + "=" + caFile}
 
 	fmt.Printf("Archive, from a loopback HTTPS Site with pacing at zero (every request still passes the pacing gate)\n\n")
@@ -564,7 +564,7 @@ func archiveChildMain(args []string) error {
 		return err
 	}
 	defer st.Close()
-	pages := &cover.Store{Dir: os.Getenv(envArchiveDir)}
+	pages := &blob.Store{Dir: os.Getenv(envArchiveDir)}
 	switch args[0] {
 	case "worker":
 		return benchWorker(ctx, st, pages, pool, dial)
@@ -606,7 +606,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func readPages(ctx context.Context, st *store.Store, pages *cover.Store, chapters []store.ArchiveChapter) (int64, error) {
+func readPages(ctx context.Context, st *store.Store, pages *blob.Store, chapters []store.ArchiveChapter) (int64, error) {
 	var n int64
 	buf := make([]byte, 32<<10)
 	for _, c := range chapters {
@@ -671,7 +671,7 @@ func rawFetch(ctx context.Context, pool *x509.CertPool) error {
 
 // benchWorker runs the archive's workers as a replica does, pacing at zero,
 // until SIGTERM.
-func benchWorker(ctx context.Context, st *store.Store, pages *cover.Store, roots *x509.CertPool, dial gate.DialFunc) error {
+func benchWorker(ctx context.Context, st *store.Store, pages *blob.Store, roots *x509.CertPool, dial gate.DialFunc) error {
 	dest := gate.New(gate.Options{Resolver: benchResolver{}, Dial: dial, RootCAs: roots, MaxBytes: 8 << 20})
 	gate := pacing.New(st, pacing.Options{})
 	paces := map[string]time.Duration{}

@@ -16,8 +16,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/lectern-reader/lectern/backend/internal/blob"
 	"github.com/lectern-reader/lectern/backend/internal/config"
-	"github.com/lectern-reader/lectern/backend/internal/cover"
 )
 
 // storedKind is one kind of content-addressed file the database names. A
@@ -158,7 +158,7 @@ func verifyStore(ctx context.Context, pool *pgxpool.Pool, cfg config.Config, kin
 		for _, a := range addrs {
 			kc.named++
 			path := addressPath(dir, a)
-			if !cover.ValidAddress(a) {
+			if !blob.ValidAddress(a) {
 				// Never joined to a path unchecked; a malformed value in a
 				// row is as lost as a missing file.
 				rep.missing = append(rep.missing, finding{k.name, a, "(not a content address)"})
@@ -221,7 +221,7 @@ func walkStore(dir string, roots []string, named map[string]string, rep *verifyR
 			return nil
 		}
 		name := d.Name()
-		if !cover.ValidAddress(name) || addressPath(dir, name) != path || !d.Type().IsRegular() {
+		if !blob.ValidAddress(name) || addressPath(dir, name) != path || !d.Type().IsRegular() {
 			rep.strays = append(rep.strays, finding{"", "", path})
 			return nil
 		}
@@ -237,7 +237,7 @@ func walkStore(dir string, roots []string, named map[string]string, rep *verifyR
 }
 
 // addressPath is where the content-addressed store keeps an address: two
-// levels of two hex digits (cover.Store's layout).
+// levels of two hex digits (blob.Store's layout).
 func addressPath(dir, a string) string {
 	if len(a) < 4 {
 		return filepath.Join(dir, a)

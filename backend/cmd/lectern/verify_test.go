@@ -14,7 +14,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/cover"
+	"github.com/lectern-reader/lectern/backend/internal/blob"
+	"github.com/lectern-reader/lectern/backend/internal/imagetype"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 )
 
@@ -32,7 +33,7 @@ type verifyFixture struct {
 	t                    *testing.T
 	db                   *pgx.Conn
 	env                  map[string]string
-	covers, pages        *cover.Store
+	covers, pages        *blob.Store
 	coverA, coverB, page string
 }
 
@@ -54,7 +55,7 @@ func newVerifyFixture(t *testing.T, env map[string]string) *verifyFixture {
 	if archiveDir == "" {
 		archiveDir = filepath.Join(env["DATA_DIR"], "archive")
 	}
-	f.covers, f.pages = &cover.Store{Dir: coverDir}, &cover.Store{Dir: filepath.Join(archiveDir, "pages")}
+	f.covers, f.pages = &blob.Store{Dir: coverDir}, &blob.Store{Dir: filepath.Join(archiveDir, "pages")}
 	// As serve does at start: the store makes only its own shard directories.
 	require.NoError(t, os.MkdirAll(f.pages.Dir, 0o755))
 	f.coverA = f.put(f.covers, 1)
@@ -71,9 +72,9 @@ func newVerifyFixture(t *testing.T, env map[string]string) *verifyFixture {
 	return f
 }
 
-func (f *verifyFixture) put(s *cover.Store, n int) string {
+func (f *verifyFixture) put(s *blob.Store, n int) string {
 	f.t.Helper()
-	a, err := s.Put(context.Background(), pngOf(f.t, n), cover.TypePNG)
+	a, err := s.Put(context.Background(), pngOf(f.t, n), imagetype.TypePNG)
 	require.NoError(f.t, err)
 	return a
 }
@@ -84,7 +85,7 @@ func (f *verifyFixture) exec(sql string, args ...any) {
 	require.NoError(f.t, err, sql)
 }
 
-func (f *verifyFixture) path(s *cover.Store, a string) string {
+func (f *verifyFixture) path(s *blob.Store, a string) string {
 	return filepath.Join(s.Dir, a[:2], a[2:4], a)
 }
 

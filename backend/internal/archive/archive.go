@@ -25,7 +25,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
-	"github.com/lectern-reader/lectern/backend/internal/cover"
+	"github.com/lectern-reader/lectern/backend/internal/blob"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
@@ -96,7 +96,7 @@ type Service struct {
 	// River inserts jobs; set once the client exists (its workers are
 	// registered with AddWorkers before the client is built).
 	River *river.Client[pgx.Tx]
-	Pages *cover.Store
+	Pages *blob.Store
 	// Fetch is the Poll's fetcher: pinned to each Site's hosts and paced,
 	// the browser for a browser Site. Chapter pages go through it too.
 	Fetch latest.Fetcher

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/lectern-reader/lectern/backend/internal/cover"
+	"github.com/lectern-reader/lectern/backend/internal/imagetype"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -101,7 +101,7 @@ func writeCBZ(ctx context.Context, w io.Writer, series cbzSeries, chapters []cbz
 		}
 		pw := max(4, len(strconv.Itoa(len(pages))))
 		for pi, p := range pages {
-			name := fmt.Sprintf("%s%0*d.%s", dir, pw, pi+1, cover.Ext(p.ContentType))
+			name := fmt.Sprintf("%s%0*d.%s", dir, pw, pi+1, imagetype.Ext(p.ContentType))
 			if err := copyStored(zw, name, p, open, now); err != nil {
 				return fmt.Errorf("cbz page %s of %s: %w", name, ch.Chapter.URL, err)
 			}

@@ -8,7 +8,7 @@ import (
 	_ "image/jpeg" // registers JPEG for DecodeConfig
 	_ "image/png"  // registers PNG for DecodeConfig
 
-	"github.com/lectern-reader/lectern/backend/internal/cover"
+	"github.com/lectern-reader/lectern/backend/internal/imagetype"
 )
 
 // maxSide bounds a believable image side; a header claiming more is taken
@@ -21,15 +21,15 @@ const maxSide = 1 << 16
 // anyway and shown without a reserved size.
 func Dimensions(b []byte, contentType string) (w, h int) {
 	switch contentType {
-	case cover.TypeJPEG, cover.TypePNG, cover.TypeGIF:
+	case imagetype.TypeJPEG, imagetype.TypePNG, imagetype.TypeGIF:
 		cfg, _, err := image.DecodeConfig(bytes.NewReader(b))
 		if err != nil {
 			return 0, 0
 		}
 		w, h = cfg.Width, cfg.Height
-	case cover.TypeWebP:
+	case imagetype.TypeWebP:
 		w, h = webpSize(b)
-	case cover.TypeAVIF:
+	case imagetype.TypeAVIF:
 		w, h = avifSize(b)
 	}
 	if w <= 0 || h <= 0 || w > maxSide || h > maxSide {

@@ -17,7 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/cover"
+	"github.com/lectern-reader/lectern/backend/internal/imagetype"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -46,16 +46,16 @@ func TestDimensionsFromHeaders(t *testing.T) {
 		ct   string
 		w, h int
 	}{
-		{"png", pngBuf.Bytes(), cover.TypePNG, 37, 19},
-		{"gif", gifBuf.Bytes(), cover.TypeGIF, 37, 19},
-		{"webp lossy", lossy, cover.TypeWebP, 320, 240},
-		{"webp lossless", riff("VP8L", lossless), cover.TypeWebP, 800, 1200},
-		{"webp extended", extended, cover.TypeWebP, 800, 1112},
-		{"avif", avif, cover.TypeAVIF, 720, 4000},
-		{"truncated jpeg", []byte{0xff, 0xd8, 0xff}, cover.TypeJPEG, 0, 0},
-		{"garbage webp", riff("VP8 ", []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}), cover.TypeWebP, 0, 0},
-		{"no ispe", []byte("\x00\x00\x00\x1cftypavif"), cover.TypeAVIF, 0, 0},
-		{"absurd size", append([]byte("ftypavif ispe"), []byte("\x00\x00\x00\x00\x7f\xff\xff\xff\x00\x00\x00\x10")...), cover.TypeAVIF, 0, 0},
+		{"png", pngBuf.Bytes(), imagetype.TypePNG, 37, 19},
+		{"gif", gifBuf.Bytes(), imagetype.TypeGIF, 37, 19},
+		{"webp lossy", lossy, imagetype.TypeWebP, 320, 240},
+		{"webp lossless", riff("VP8L", lossless), imagetype.TypeWebP, 800, 1200},
+		{"webp extended", extended, imagetype.TypeWebP, 800, 1112},
+		{"avif", avif, imagetype.TypeAVIF, 720, 4000},
+		{"truncated jpeg", []byte{0xff, 0xd8, 0xff}, imagetype.TypeJPEG, 0, 0},
+		{"garbage webp", riff("VP8 ", []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}), imagetype.TypeWebP, 0, 0},
+		{"no ispe", []byte("\x00\x00\x00\x1cftypavif"), imagetype.TypeAVIF, 0, 0},
+		{"absurd size", append([]byte("ftypavif ispe"), []byte("\x00\x00\x00\x00\x7f\xff\xff\xff\x00\x00\x00\x10")...), imagetype.TypeAVIF, 0, 0},
 		{"unknown type", pngBuf.Bytes(), "image/jxl", 0, 0},
 	} {
 		w, h := Dimensions(tc.b, tc.ct)
@@ -115,7 +115,7 @@ func TestFileNames(t *testing.T) {
 // stream instead of writing a short entry into a zip that looks whole.
 func TestCBZFailsOnMissingOrShortPage(t *testing.T) {
 	t.Parallel()
-	page := store.ArchivePage{Address: strings.Repeat("a", 64), ContentType: cover.TypeJPEG, Size: 10, Width: 1, Height: 1}
+	page := store.ArchivePage{Address: strings.Repeat("a", 64), ContentType: imagetype.TypeJPEG, Size: 10, Width: 1, Height: 1}
 	chapters := []cbzChapter{{Chapter: store.ArchiveChapter{Label: "c"}, Pages: func(context.Context) ([]store.ArchivePage, error) {
 		return []store.ArchivePage{page}, nil
 	}}}

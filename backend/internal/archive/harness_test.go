@@ -21,15 +21,15 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/api"
 	"github.com/lectern-reader/lectern/backend/internal/archive"
-	"github.com/lectern-reader/lectern/backend/internal/config"
-	"github.com/lectern-reader/lectern/backend/internal/cover"
-	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
-	"github.com/lectern-reader/lectern/backend/internal/latest"
+	"github.com/lectern-reader/lectern/backend/internal/blob"
 	"github.com/lectern-reader/lectern/backend/internal/bookmark"
+	"github.com/lectern-reader/lectern/backend/internal/config"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/pacing"
+	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 	"github.com/lectern-reader/lectern/backend/internal/web"
@@ -81,7 +81,7 @@ func newService(st *store.Store, dir, siteAddr string, pool *x509.CertPool, o ri
 		Pace: func(ctx context.Context, host string) error { return gate.Wait(ctx, host, lp.ForHost(host)) },
 	})
 	svc := &archive.Service{
-		Store: st, Pages: &cover.Store{Dir: dir}, Fetch: &latest.Fetchers{Plain: plain},
+		Store: st, Pages: &blob.Store{Dir: dir}, Fetch: &latest.Fetchers{Plain: plain},
 		Images: dest, Pacer: gate, Paces: paces, Logger: logger, BaseURL: "https://lectern.test",
 		JobTimeout: o.JobTimeout, MaxRunning: o.MaxRunning, MaxPerSite: o.MaxPerSite,
 		// Short, so a test does not wait out a snooze that a wake missed.

@@ -18,6 +18,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lectern-reader/lectern/backend/internal/blob"
+	"github.com/lectern-reader/lectern/backend/internal/imagetype"
+	"github.com/lectern-reader/lectern/backend/internal/imagetype/imagetest"
 )
 
 const (
@@ -38,7 +42,7 @@ const (
 //	NGINX_PATH=$(scripts/ensure-nginx.sh) go test -run '^$' -bench CoverRoute -benchtime 5x ./backend/internal/cover/
 func BenchmarkCoverRoute(b *testing.B) {
 	dir := b.TempDir()
-	store := &Store{Dir: dir}
+	store := &blob.Store{Dir: dir}
 	type item struct {
 		route, file string
 		size        int64
@@ -47,7 +51,7 @@ func BenchmarkCoverRoute(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range items {
 		size := 20_000 + rng.IntN(40_001)
-		addr, err := store.Put(context.Background(), jpegBytes(b, size), TypeJPEG)
+		addr, err := store.Put(context.Background(), imagetest.JPEG(b, size), imagetype.TypeJPEG)
 		if err != nil {
 			b.Fatal(err)
 		}

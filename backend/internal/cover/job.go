@@ -15,6 +15,8 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/lectern-reader/lectern/backend/internal/blob"
+	"github.com/lectern-reader/lectern/backend/internal/imagetype"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/metrics"
 	"github.com/lectern-reader/lectern/backend/internal/store"
@@ -93,7 +95,7 @@ var ErrNoBrowser = errors.New("no browser configured for a browser-only Cover")
 // Fetcher acquires Covers: it runs the fetch_cover job.
 type Fetcher struct {
 	Store  *store.Store
-	Covers *Store
+	Covers *blob.Store
 	// Images fetches every Cover that is not browser-only.
 	Images ImageFetcher
 	// Browser fetches the Covers of a Site read only in a browser (kagane);
@@ -246,9 +248,9 @@ func (f *Fetcher) viaBrowser(ctx context.Context, site *latest.Site, host string
 	// The same rule as the gate: the response must say image and the bytes
 	// must prove one; the bytes decide which.
 	mt, _, _ := mime.ParseMediaType(declared)
-	got := Sniff(data)
+	got := imagetype.Sniff(data)
 	if !strings.HasPrefix(mt, "image/") || got == "" {
-		return Image{}, fmt.Errorf("cover %s: declared %q, bytes are %q: %w", u.Redacted(), declared, got, ErrNotImage)
+		return Image{}, fmt.Errorf("cover %s: declared %q, bytes are %q: %w", u.Redacted(), declared, got, imagetype.ErrNotImage)
 	}
 	return Image{Bytes: data, ContentType: got, URL: u.String()}, nil
 }

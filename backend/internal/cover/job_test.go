@@ -15,6 +15,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-reader/lectern/backend/internal/blob"
+	"github.com/lectern-reader/lectern/backend/internal/imagetype"
+	"github.com/lectern-reader/lectern/backend/internal/imagetype/imagetest"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
@@ -70,7 +73,7 @@ func (b *recordedBrowser) FetchImage(_ context.Context, pageURL, imageURL string
 
 type jobEnv struct {
 	st      *store.Store
-	covers  *Store
+	covers  *blob.Store
 	images  *recordedImages
 	browser *recordedBrowser
 	paced   []string
@@ -79,8 +82,8 @@ type jobEnv struct {
 
 func newJobEnv(t *testing.T) *jobEnv {
 	t.Helper()
-	e := &jobEnv{st: store.New(pgtest.New(t)), covers: &Store{Dir: t.TempDir()},
-		images: &recordedImages{image: Image{Bytes: pngBytes(t, 4000), ContentType: TypePNG}}, browser: &recordedBrowser{}}
+	e := &jobEnv{st: store.New(pgtest.New(t)), covers: &blob.Store{Dir: t.TempDir()},
+		images: &recordedImages{image: Image{Bytes: imagetest.PNG(t, 4000), ContentType: imagetype.TypePNG}}, browser: &recordedBrowser{}}
 	e.f = &Fetcher{Store: e.st, Covers: e.covers, Images: e.images, Browser: e.browser, MaxBytes: 1 << 20,
 		Pace: func(_ context.Context, host string, every time.Duration) error {
 			e.paced = append(e.paced, fmt.Sprintf("%s@%s", host, every))
@@ -130,7 +133,7 @@ func TestCoversAreRoutedByTheAddressShape(t *testing.T) {
 	require.Empty(t, e.browser.calls)
 	require.Equal(t, []string{"novelfull.com@2s"}, e.paced)
 	got := e.reload(t, nf.Key)
-	require.Equal(t, TypePNG, got.CoverType)
+	require.Equal(t, imagetype.TypePNG, got.CoverType)
 	require.Equal(t, addr, got.CoverSourceURL)
 	require.Equal(t, 4000, *got.CoverSize)
 	f, err := e.covers.Open(got.CoverAddress)
@@ -146,14 +149,14 @@ func TestCoversAreRoutedByTheAddressShape(t *testing.T) {
 	// pinned to kagane's hosts, capped as the gate caps.
 	kg := e.series(t, kaganeSeries)
 	kaddr := "https://kagane.to/api/v2/image/0199a4c2-cccc-7ddd-8eee-ffff00001111"
-	e.browser.enabled, e.browser.data, e.browser.ctype = true, webpBytes(t, 3000), "image/webp"
+	e.browser.enabled, e.browser.data, e.browser.ctype = true, imagetest.WebP(t, 3000), "image/webp"
 	require.NoError(t, e.f.Fetch(ctx, FetchArgs{Key: kg.Key, Site: kg.Site, Address: kaddr, SeriesURL: kg.SeriesURL}))
 	require.Equal(t, []string{kg.SeriesURL + " " + kaddr}, e.browser.calls)
 	require.Contains(t, e.browser.hosts[0], "kagane.to")
 	require.NotContains(t, e.browser.hosts[0], "novelfull.com")
 	require.Equal(t, int64(1<<20), e.browser.max)
 	require.Len(t, e.images.urls, 2, "nothing of kagane's went through the plain gate")
-	require.Equal(t, TypeWebP, e.reload(t, kg.Key).CoverType)
+	require.Equal(t, imagetype.TypeWebP, e.reload(t, kg.Key).CoverType)
 
 	// The former domain's API subdomain is kagane's too.
 	kgo := e.series(t, "https://kagane.org/series/0199a4c2-7d1e-7b3a-9f21-4be0c6d1a2f4")
@@ -184,7 +187,7 @@ func TestAPollNeverReplacesACoverAndARefetchOnlyWithNewBytes(t *testing.T) {
 	first := e.reload(t, s.Key)
 	require.NotEmpty(t, first.CoverAddress)
 
-	e.images.image = Image{Bytes: jpegBytes(t, 5000), ContentType: TypeJPEG}
+	e.images.image = Image{Bytes: imagetest.JPEG(t, 5000), ContentType: imagetype.TypeJPEG}
 	require.NoError(t, e.f.Fetch(ctx, args))
 	require.Len(t, e.images.urls, 1, "a Series with a Cover is not fetched again")
 	require.Equal(t, first.CoverAddress, e.reload(t, s.Key).CoverAddress)
@@ -203,7 +206,7 @@ func TestAPollNeverReplacesACoverAndARefetchOnlyWithNewBytes(t *testing.T) {
 	require.NoError(t, e.f.Fetch(ctx, args))
 	replaced := e.reload(t, s.Key)
 	require.NotEqual(t, first.CoverAddress, replaced.CoverAddress)
-	require.Equal(t, TypeJPEG, replaced.CoverType)
+	require.Equal(t, imagetype.TypeJPEG, replaced.CoverType)
 	require.True(t, replaced.UpdatedAt.After(first.UpdatedAt), "clients see the Cover: updated_at moves")
 	require.Empty(t, replaced.CoverProblem)
 }

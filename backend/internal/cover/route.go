@@ -6,6 +6,9 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/lectern-reader/lectern/backend/internal/blob"
+	"github.com/lectern-reader/lectern/backend/internal/imagetype"
 )
 
 // URL is the public address of a stored Cover on the wire: base (the
@@ -17,7 +20,7 @@ func URL(base, address, contentType string) string {
 		return ""
 	}
 	u := strings.TrimRight(base, "/") + "/covers/" + address
-	if ext := Ext(contentType); ext != "" {
+	if ext := imagetype.Ext(contentType); ext != "" {
 		u += "." + ext
 	}
 	return u
@@ -32,13 +35,13 @@ func URL(base, address, contentType string) string {
 // filesystem is touched. The content type is sniffed from the stored bytes:
 // only confirmed images are ever stored, so no database is needed here.
 type Handler struct {
-	Store *Store
+	Store *blob.Store
 	// Logger receives failures to read the volume; nil means slog.Default().
 	Logger *slog.Logger
 }
 
 // NewHandler returns the public Cover route over store.
-func NewHandler(store *Store) *Handler { return &Handler{Store: store} }
+func NewHandler(store *blob.Store) *Handler { return &Handler{Store: store} }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr := w.Header()
@@ -59,7 +62,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	f, err := h.Store.Open(address)
 	if err != nil {
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, blob.ErrNotFound) {
 			writeError(w, http.StatusNotFound, "cover not found")
 			return
 		}
@@ -69,9 +72,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer f.Close()
 
-	head := make([]byte, SniffLen)
+	head := make([]byte, imagetype.SniffLen)
 	n, _ := f.ReadAt(head, 0)
-	contentType := Sniff(head[:n])
+	contentType := imagetype.Sniff(head[:n])
 	if contentType == "" || (wantType != "" && wantType != contentType) {
 		writeError(w, http.StatusNotFound, "cover not found")
 		return
@@ -98,13 +101,13 @@ func (h *Handler) logger() *slog.Logger {
 // the extension asks for ("" when there is none).
 func parseName(name string) (address, contentType string, ok bool) {
 	address, ext, hasExt := strings.Cut(name, ".")
-	if !ValidAddress(address) {
+	if !blob.ValidAddress(address) {
 		return "", "", false
 	}
 	if !hasExt {
 		return address, "", true
 	}
-	contentType = typeForExt(ext)
+	contentType = imagetype.ForExt(ext)
 	if contentType == "" {
 		return "", "", false
 	}

@@ -13,6 +13,9 @@ import (
 	"testing"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/lectern-reader/lectern/backend/internal/blob"
+	"github.com/lectern-reader/lectern/backend/internal/imagetype"
+	"github.com/lectern-reader/lectern/backend/internal/imagetype/imagetest"
 )
 
 // The public Cover route, asked for any path under /covers/ with any Range
@@ -23,9 +26,9 @@ import (
 func FuzzCoverRoute(f *testing.F) {
 	root := f.TempDir()
 	dir := filepath.Join(root, "covers")
-	store := &Store{Dir: dir}
-	img := pngBytes(f, 3000)
-	address, err := store.Put(context.Background(), img, TypePNG)
+	store := &blob.Store{Dir: dir}
+	img := imagetest.PNG(f, 3000)
+	address, err := store.Put(context.Background(), img, imagetype.TypePNG)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -73,7 +76,7 @@ func FuzzCoverRoute(f *testing.F) {
 			if want != "/covers/"+address {
 				t.Fatalf("%s %q answered %d for a path that is not the stored address", m, req.URL.EscapedPath(), rec.Code)
 			}
-			if rec.Header().Get("X-Content-Type-Options") != "nosniff" || (rec.Code == http.StatusOK && rec.Header().Get("Content-Type") != TypePNG) {
+			if rec.Header().Get("X-Content-Type-Options") != "nosniff" || (rec.Code == http.StatusOK && rec.Header().Get("Content-Type") != imagetype.TypePNG) {
 				t.Fatalf("%s %q: headers %v", m, name, rec.Header())
 			}
 			if rec.Code == http.StatusOK && m == "GET" && !bytes.Equal(body, img) {
@@ -104,12 +107,12 @@ func FuzzParseName(f *testing.F) {
 			}
 			return
 		}
-		if !ValidAddress(address) || strings.ContainsAny(address, "./\\%") {
+		if !blob.ValidAddress(address) || strings.ContainsAny(address, "./\\%") {
 			t.Fatalf("%q gave address %q", name, address)
 		}
 		want := address
 		if ctype != "" {
-			want += "." + Ext(ctype)
+			want += "." + imagetype.Ext(ctype)
 		}
 		if name != want {
 			t.Fatalf("%q accepted as %q %q, which names %q", name, address, ctype, want)

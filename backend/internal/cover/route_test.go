@@ -12,12 +12,16 @@ import (
 	"testing"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/lectern-reader/lectern/backend/internal/blob"
+	"github.com/lectern-reader/lectern/backend/internal/imagetype"
+	"github.com/lectern-reader/lectern/backend/internal/imagetype/imagetest"
+	"github.com/lectern-reader/lectern/backend/internal/testenv"
 	"github.com/stretchr/testify/require"
 )
 
 type routeBundle struct {
 	dir   string
-	store *Store
+	store *blob.Store
 	srv   *httptest.Server
 }
 
@@ -25,7 +29,7 @@ type routeBundle struct {
 // as the lead's router will, and serves it over real loopback HTTP.
 func setupRoute(t *testing.T, dir, prefix string) *routeBundle {
 	t.Helper()
-	store := &Store{Dir: dir}
+	store := &blob.Store{Dir: dir}
 	r := chi.NewRouter()
 	h := NewHandler(store)
 	r.Handle(prefix+"/covers/{address}", h)
@@ -54,16 +58,16 @@ func TestRouteServesStoredBytesWithoutCredentials(t *testing.T) {
 	t.Parallel()
 	rb := setupRoute(t, t.TempDir(), "")
 	images := map[string][]byte{
-		TypeJPEG: jpegBytes(t, 30_000),
-		TypePNG:  pngBytes(t, 20_000),
-		TypeWebP: webpBytes(t, 25_000),
-		TypeGIF:  gifBytes(t, 1_000),
-		TypeAVIF: avifBytes(t, 40_000),
+		imagetype.TypeJPEG: imagetest.JPEG(t, 30_000),
+		imagetype.TypePNG:  imagetest.PNG(t, 20_000),
+		imagetype.TypeWebP: imagetest.WebP(t, 25_000),
+		imagetype.TypeGIF:  imagetest.GIF(t, 1_000),
+		imagetype.TypeAVIF: imagetest.AVIF(t, 40_000),
 	}
 	for typ, b := range images {
 		addr, err := rb.store.Put(context.Background(), b, typ)
 		require.NoError(t, err)
-		for _, path := range []string{"/covers/" + addr, "/covers/" + addr + "." + Ext(typ)} {
+		for _, path := range []string{"/covers/" + addr, "/covers/" + addr + "." + imagetype.Ext(typ)} {
 			resp, body := rb.do(t, http.MethodGet, path, nil)
 			require.Equal(t, http.StatusOK, resp.StatusCode, path)
 			require.True(t, bytes.Equal(b, body), path)
@@ -84,8 +88,8 @@ func TestRouteServesStoredBytesWithoutCredentials(t *testing.T) {
 func TestRouteConditionalHeadAndRange(t *testing.T) {
 	t.Parallel()
 	rb := setupRoute(t, t.TempDir(), "")
-	b := jpegBytes(t, 20_000)
-	addr, err := rb.store.Put(context.Background(), b, TypeJPEG)
+	b := imagetest.JPEG(t, 20_000)
+	addr, err := rb.store.Put(context.Background(), b, imagetype.TypeJPEG)
 	require.NoError(t, err)
 	path := "/covers/" + addr + ".jpg"
 
@@ -103,7 +107,7 @@ func TestRouteConditionalHeadAndRange(t *testing.T) {
 	resp, body = rb.do(t, http.MethodHead, path, nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Empty(t, body)
-	require.Equal(t, TypeJPEG, resp.Header.Get("Content-Type"))
+	require.Equal(t, imagetype.TypeJPEG, resp.Header.Get("Content-Type"))
 	require.Equal(t, "20000", resp.Header.Get("Content-Length"))
 	require.Equal(t, "nosniff", resp.Header.Get("X-Content-Type-Options"))
 
@@ -115,8 +119,8 @@ func TestRouteConditionalHeadAndRange(t *testing.T) {
 func TestRouteNotFoundForWhatWasNeverStored(t *testing.T) {
 	t.Parallel()
 	rb := setupRoute(t, t.TempDir(), "")
-	stored := jpegBytes(t, 5_000)
-	addr, err := rb.store.Put(context.Background(), stored, TypeJPEG)
+	stored := imagetest.JPEG(t, 5_000)
+	addr, err := rb.store.Put(context.Background(), stored, imagetype.TypeJPEG)
 	require.NoError(t, err)
 
 	never := strings.Repeat("0", 64)
@@ -138,7 +142,7 @@ func TestRouteNotFoundForWhatWasNeverStored(t *testing.T) {
 	}
 	_, body := rb.do(t, http.MethodGet, "/covers/"+never, nil)
 	require.JSONEq(t, `{"error":"cover not found"}`, string(body))
-	require.Len(t, filesUnder(t, rb.dir), 1, "a lookup never creates anything")
+	require.Len(t, testenv.FilesUnder(t, rb.dir), 1, "a lookup never creates anything")
 }
 
 // TestRouteGivesNoBytesToMalformedOrTraversalShapedAddresses plants a secret
@@ -149,8 +153,8 @@ func TestRouteGivesNoBytesToMalformedOrTraversalShapedAddresses(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "covers")
 	rb := setupRoute(t, dir, "")
-	stored := pngBytes(t, 5_000)
-	addr, err := rb.store.Put(context.Background(), stored, TypePNG)
+	stored := imagetest.PNG(t, 5_000)
+	addr, err := rb.store.Put(context.Background(), stored, imagetype.TypePNG)
 	require.NoError(t, err)
 
 	secret := []byte("SECRET-DATABASE-PASSWORD")
@@ -211,8 +215,8 @@ func TestRouteGivesNoBytesToMalformedOrTraversalShapedAddresses(t *testing.T) {
 func TestHandlerAloneRefusesEncodedTraversal(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	store := &Store{Dir: dir}
-	addr, err := store.Put(context.Background(), gifBytes(t, 3_000), TypeGIF)
+	store := &blob.Store{Dir: dir}
+	addr, err := store.Put(context.Background(), imagetest.GIF(t, 3_000), imagetype.TypeGIF)
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	mux.Handle("/", NewHandler(store))
@@ -236,7 +240,7 @@ func TestHandlerAloneRefusesEncodedTraversal(t *testing.T) {
 func TestRouteRefusesOtherMethods(t *testing.T) {
 	t.Parallel()
 	rb := setupRoute(t, t.TempDir(), "")
-	addr, err := rb.store.Put(context.Background(), jpegBytes(t, 1_000), TypeJPEG)
+	addr, err := rb.store.Put(context.Background(), imagetest.JPEG(t, 1_000), imagetype.TypeJPEG)
 	require.NoError(t, err)
 	for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch, http.MethodOptions} {
 		resp, body := rb.do(t, method, "/covers/"+addr, nil)
@@ -244,7 +248,7 @@ func TestRouteRefusesOtherMethods(t *testing.T) {
 		require.Equal(t, "GET, HEAD", resp.Header.Get("Allow"))
 		require.JSONEq(t, `{"error":"method not allowed"}`, string(body))
 	}
-	require.Len(t, filesUnder(t, rb.dir), 1, "nothing was changed or removed")
+	require.Len(t, testenv.FilesUnder(t, rb.dir), 1, "nothing was changed or removed")
 }
 
 // TestCoversSurviveARestart stores through one store and router, then serves
@@ -254,29 +258,29 @@ func TestCoversSurviveARestart(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	first := setupRoute(t, dir, "")
-	b := webpBytes(t, 33_000)
-	addr, err := first.store.Put(context.Background(), b, TypeWebP)
+	b := imagetest.WebP(t, 33_000)
+	addr, err := first.store.Put(context.Background(), b, imagetype.TypeWebP)
 	require.NoError(t, err)
 	first.srv.Close()
 
 	second := setupRoute(t, dir, "/lectern")
 	resp, body := second.do(t, http.MethodGet, "/lectern/covers/"+addr+".webp", nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	require.Equal(t, TypeWebP, resp.Header.Get("Content-Type"))
+	require.Equal(t, imagetype.TypeWebP, resp.Header.Get("Content-Type"))
 	require.True(t, bytes.Equal(b, body))
 }
 
 func TestURLIsAbsoluteAndServed(t *testing.T) {
 	t.Parallel()
 	addr := strings.Repeat("a1", 32)
-	require.Equal(t, "https://lectern.example/covers/"+addr+".png", URL("https://lectern.example", addr, TypePNG))
-	require.Equal(t, "https://lectern.example/covers/"+addr+".png", URL("https://lectern.example/", addr, TypePNG))
-	require.Equal(t, "https://h.example/sub/covers/"+addr+".avif", URL("https://h.example/sub/", addr, TypeAVIF))
+	require.Equal(t, "https://lectern.example/covers/"+addr+".png", URL("https://lectern.example", addr, imagetype.TypePNG))
+	require.Equal(t, "https://lectern.example/covers/"+addr+".png", URL("https://lectern.example/", addr, imagetype.TypePNG))
+	require.Equal(t, "https://h.example/sub/covers/"+addr+".avif", URL("https://h.example/sub/", addr, imagetype.TypeAVIF))
 	require.Equal(t, "https://lectern.example/covers/"+addr, URL("https://lectern.example", addr, "application/octet-stream"))
-	require.Empty(t, URL("https://lectern.example", "", TypeJPEG), "no bytes yet: the empty string")
+	require.Empty(t, URL("https://lectern.example", "", imagetype.TypeJPEG), "no bytes yet: the empty string")
 
 	rb := setupRoute(t, t.TempDir(), "")
-	for typ, b := range map[string][]byte{TypeJPEG: jpegBytes(t, 2_000), TypeAVIF: avifBytes(t, 2_000)} {
+	for typ, b := range map[string][]byte{imagetype.TypeJPEG: imagetest.JPEG(t, 2_000), imagetype.TypeAVIF: imagetest.AVIF(t, 2_000)} {
 		stored, err := rb.store.Put(context.Background(), b, typ)
 		require.NoError(t, err)
 		resp, err := http.Get(URL(rb.srv.URL, stored, typ))

@@ -21,6 +21,7 @@ import (
 
 	"github.com/lectern-reader/lectern/backend/internal/cover"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
+	"github.com/lectern-reader/lectern/backend/internal/imagetype"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -308,7 +309,7 @@ func (s *Sender) ntfyRequest(ctx context.Context, t store.Target, msg Message) (
 	m := ntfyMessage{Topic: topic, Title: title, Message: text, Click: click, Tags: []string{"books"}}
 	if len(msg.Events) == 1 {
 		// ntfy shows JPEG and PNG icons only.
-		if e := msg.Events[0]; e.CoverType == cover.TypeJPEG || e.CoverType == cover.TypePNG {
+		if e := msg.Events[0]; e.CoverType == imagetype.TypeJPEG || e.CoverType == imagetype.TypePNG {
 			m.Icon = cover.URL(s.BaseURL, e.CoverAddress, e.CoverType)
 		}
 	}

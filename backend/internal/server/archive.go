@@ -11,7 +11,7 @@ import (
 
 	"github.com/lectern-reader/lectern/backend/internal/api"
 	"github.com/lectern-reader/lectern/backend/internal/archive"
-	"github.com/lectern-reader/lectern/backend/internal/cover"
+	"github.com/lectern-reader/lectern/backend/internal/blob"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 )
 
@@ -33,7 +33,7 @@ func addArchiveJobs(d Deps, f *fetchParts, fetch latest.Fetcher, workers *river.
 	}
 	svc := &archive.Service{
 		Store:   d.Store,
-		Pages:   &cover.Store{Dir: pages},
+		Pages:   &blob.Store{Dir: pages},
 		Fetch:   fetch,
 		Images:  f.dest,
 		Pacer:   f.pace,

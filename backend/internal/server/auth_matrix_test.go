@@ -21,9 +21,10 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/credential"
+	"github.com/lectern-reader/lectern/backend/internal/blob"
 	"github.com/lectern-reader/lectern/backend/internal/config"
-	"github.com/lectern-reader/lectern/backend/internal/cover"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
+	"github.com/lectern-reader/lectern/backend/internal/imagetype"
 	"github.com/lectern-reader/lectern/backend/internal/notify"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
@@ -148,7 +149,7 @@ func newAuthWorld(t *testing.T) *authWorld {
 	require.NoError(t, err)
 	w.requestID = req.ID
 
-	w.coverAddr, err = (&cover.Store{Dir: cfg.CoverDir}).Put(ctx, pngBytes(t, 9), cover.TypePNG)
+	w.coverAddr, err = (&blob.Store{Dir: cfg.CoverDir}).Put(ctx, pngBytes(t, 9), imagetype.TypePNG)
 	require.NoError(t, err)
 
 	login := w.call(http.MethodGet, "/login", "", "", "", "")

@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lectern-reader/lectern/backend/internal/blob"
 	"github.com/stretchr/testify/require"
-
-	"github.com/lectern-reader/lectern/backend/internal/cover"
 )
 
 // The Covers spec's Seam 1, through the composed router over a real
@@ -135,7 +134,7 @@ func TestCoverRouteServesOnlyWhatWasStored(t *testing.T) {
 	eventually(t, "the Cover lands", func() bool { return *b.bookmark(tok, key).Cover != "" })
 	stored := strings.TrimPrefix(*b.bookmark(tok, key).Cover, testBase+"/covers/")
 	address := strings.TrimSuffix(stored, ".png")
-	require.True(t, cover.ValidAddress(address))
+	require.True(t, blob.ValidAddress(address))
 
 	r := b.do("GET", "/covers/"+stored, "", nil)
 	require.Equal(t, http.StatusOK, r.Code)

@@ -16,13 +16,14 @@ import (
 
 	"github.com/lectern-reader/lectern/backend/internal/api"
 	"github.com/lectern-reader/lectern/backend/internal/archive"
-	"github.com/lectern-reader/lectern/backend/internal/fetch/browser"
+	"github.com/lectern-reader/lectern/backend/internal/blob"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/cover"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/browser"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/pacing"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/metrics"
-	"github.com/lectern-reader/lectern/backend/internal/fetch/pacing"
 	"github.com/lectern-reader/lectern/backend/internal/schedule"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 	"github.com/lectern-reader/lectern/backend/internal/web"
@@ -133,7 +134,7 @@ func newJobs(d Deps) (*jobs, error) {
 	}
 	river.AddWorker(workers, plan)
 	river.AddWorker(workers, &cover.FetchWorker{Fetcher: &cover.Fetcher{
-		Store: d.Store, Covers: &cover.Store{Dir: cfg.CoverDir},
+		Store: d.Store, Covers: &blob.Store{Dir: cfg.CoverDir},
 		Images: gateImages{gate}, Browser: images, MaxBytes: gate.MaxBytes(),
 		Pace: f.pace.Wait, Paces: paces, BrowserTimeout: cfg.BrowserTimeout, Logger: d.Logger,
 	}})

@@ -18,11 +18,12 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/lectern-reader/lectern/backend/internal/api"
+	"github.com/lectern-reader/lectern/backend/internal/blob"
+	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/clientaddr"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/cover"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
-	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/metrics"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 	"github.com/lectern-reader/lectern/backend/internal/web"
@@ -101,7 +102,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	r.Get("/userscripts/{name}", scripts)
 	r.Mount("/api", a.Routes())
 	// Public by design (docs/adr/0007): an <img> carries no credential.
-	covers := cover.NewHandler(&cover.Store{Dir: d.Config.CoverDir})
+	covers := cover.NewHandler(&blob.Store{Dir: d.Config.CoverDir})
 	covers.Logger = d.Logger
 	r.Handle("/covers/{address}", covers)
 	ui, err := web.New(web.Deps{Config: d.Config, Store: d.Store, Library: s.library, Logger: d.Logger, Version: d.Version,

@@ -1,10 +1,11 @@
 // Package testenv finds what tests need from the machine: the repository's
-// root and a Chromium. A missing browser fails the test rather than skipping
+// root, a Chromium, the files a test left in a directory. A missing browser fails the test rather than skipping
 // it: the browser tests are the only proof the browser fetcher and the UI
 // work, and a silent skip would hide that they never ran.
 package testenv
 
 import (
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,4 +60,25 @@ func ScreenshotDir(t testing.TB) string {
 	}
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	return dir
+}
+
+// FilesUnder lists every non-directory under dir, relative to it.
+func FilesUnder(t testing.TB, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			rel, err := filepath.Rel(dir, p)
+			if err != nil {
+				return err
+			}
+			out = append(out, rel)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	return out
 }

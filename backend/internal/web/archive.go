@@ -13,9 +13,9 @@ import (
 
 	"github.com/lectern-reader/lectern/backend/internal/api"
 	"github.com/lectern-reader/lectern/backend/internal/archive"
-	"github.com/lectern-reader/lectern/backend/internal/cover"
-	"github.com/lectern-reader/lectern/backend/internal/latest"
+	"github.com/lectern-reader/lectern/backend/internal/blob"
 	"github.com/lectern-reader/lectern/backend/internal/bookmark"
+	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -270,7 +270,7 @@ func (u *UI) archivePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	address := chi.URLParam(r, "address")
-	if !cover.ValidAddress(address) {
+	if !blob.ValidAddress(address) {
 		http.Error(w, "no such page", http.StatusNotFound)
 		return
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-reader/lectern/backend/internal/blob"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/cover"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
@@ -237,7 +238,7 @@ func coverPNG(t testing.TB, top, bottom color.RGBA) []byte {
 // the Series at them, as the fetch_cover job does.
 func (b *testBundle) storeCover(key string, png []byte) string {
 	b.t.Helper()
-	addr, err := (&cover.Store{Dir: b.cfg.CoverDir}).Put(context.Background(), png, "image/png")
+	addr, err := (&blob.Store{Dir: b.cfg.CoverDir}).Put(context.Background(), png, "image/png")
 	require.NoError(b.t, err)
 	_, err = b.store.Pool.Exec(context.Background(), `
 		UPDATE series SET cover_address = $2, cover_type = 'image/png', cover_size = $3, cover_at = now(), updated_at = now()
@@ -258,7 +259,7 @@ func setupWithCovers(t *testing.T) *testBundle {
 	cfg.CoverDir = filepath.Join(cfg.DataDir, "covers")
 	srv, err := server.New(context.Background(), server.Deps{Config: cfg, Store: st, Version: "test"})
 	require.NoError(t, err)
-	mux.Handle("/covers/", cover.NewHandler(&cover.Store{Dir: cfg.CoverDir}))
+	mux.Handle("/covers/", cover.NewHandler(&blob.Store{Dir: cfg.CoverDir}))
 	mux.Handle("/", srv.Handler())
 	return &testBundle{t: t, store: st, srv: srv, lib: srv.Library(), ts: ts, cfg: cfg}
 }

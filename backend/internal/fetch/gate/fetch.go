@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/lectern-reader/lectern/backend/internal/cover"
+	"github.com/lectern-reader/lectern/backend/internal/imagetype"
 )
 
 // Image is a fetched image whose bytes proved their type.
@@ -91,7 +91,7 @@ func (c *Client) readImage(ctx context.Context, r io.Reader, declaredLen int64, 
 	if declaredLen > 0 {
 		size = declaredLen + 1
 	}
-	buf := make([]byte, 0, min(max(size, cover.SniffLen), limit))
+	buf := make([]byte, 0, min(max(size, imagetype.SniffLen), limit))
 	contentType := ""
 	for {
 		if len(buf) == cap(buf) {
@@ -114,8 +114,8 @@ func (c *Client) readImage(ctx context.Context, r io.Reader, declaredLen int64, 
 		}
 		// Judge the type as soon as the sniffer has its bytes, so a page
 		// that is not an image is refused without reading the rest of it.
-		if contentType == "" && (len(buf) >= cover.SniffLen || eof) {
-			if contentType = cover.Sniff(buf); contentType == "" {
+		if contentType == "" && (len(buf) >= imagetype.SniffLen || eof) {
+			if contentType = imagetype.Sniff(buf); contentType == "" {
 				return nil, "", refuse(ClassNotImage, target, errors.New("the first bytes are not an image"))
 			}
 		}
@@ -136,7 +136,7 @@ func isImageType(header string) bool {
 		return false
 	}
 	switch mt {
-	case cover.TypeJPEG, cover.TypePNG, cover.TypeWebP, cover.TypeGIF, cover.TypeAVIF, "image/jpg":
+	case imagetype.TypeJPEG, imagetype.TypePNG, imagetype.TypeWebP, imagetype.TypeGIF, imagetype.TypeAVIF, "image/jpg":
 		return true
 	}
 	return false

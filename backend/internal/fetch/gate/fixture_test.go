@@ -24,7 +24,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/cover"
+	"github.com/lectern-reader/lectern/backend/internal/blob"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/testcert"
 )
@@ -324,7 +324,7 @@ func random(n int) []byte {
 
 // acquire is what the fetch_cover job will do: fetch through the gate and
 // store only what came back as a confirmed image.
-func acquire(ctx context.Context, c *gate.Client, s *cover.Store, rawURL string) (string, error) {
+func acquire(ctx context.Context, c *gate.Client, s *blob.Store, rawURL string) (string, error) {
 	img, err := c.FetchImage(ctx, rawURL, "https://site.test/series/x")
 	if err != nil {
 		return "", err

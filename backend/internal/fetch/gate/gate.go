@@ -1,4 +1,4 @@
-// Package gate is the destination gate: the gate for every fetch of an address found in a
+// Package gate is the destination gate for every fetch of an address found in a
 // third-party page: Cover images, archived page images, and later
 // notification webhooks. Such an address is attacker-controlled, so the gate
 // makes sure the server can only be pointed at the public internet:

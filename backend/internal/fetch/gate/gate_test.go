@@ -16,8 +16,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/cover"
+	"github.com/lectern-reader/lectern/backend/internal/blob"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
+	"github.com/lectern-reader/lectern/backend/internal/imagetype"
 	"github.com/lectern-reader/lectern/backend/internal/testcert"
 )
 
@@ -91,7 +92,7 @@ func TestHostileDestinationsAreRefusedWithoutAConnection(t *testing.T) {
 				f.resolver.Set(name, addrs...)
 			}
 			c := f.client(gate.Options{})
-			store := &cover.Store{Dir: t.TempDir()}
+			store := &blob.Store{Dir: t.TempDir()}
 
 			addr, err := acquire(context.Background(), c, store, tc.url)
 			require.ErrorIs(t, err, gate.ErrRefused)
@@ -157,7 +158,7 @@ func TestHostileAnswersAreRefusedAndNothingStored(t *testing.T) {
 			f := newFixture(t, fixtureOpts{})
 			f.resolver.Set("internal.test", netip.MustParseAddr("192.168.0.10"))
 			c := f.client(tc.opts)
-			store := &cover.Store{Dir: t.TempDir()}
+			store := &blob.Store{Dir: t.TempDir()}
 
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -180,22 +181,22 @@ func TestPublicImagesArrive(t *testing.T) {
 		want     []byte
 		final    string
 	}{
-		{"jpeg by name", "https://cdn.test/cover.jpg", cover.TypeJPEG, jpegCover, ""},
-		{"png", "https://cdn.test/cover.png", cover.TypePNG, pngCover, ""},
-		{"gif", "https://cdn.test/cover.gif", cover.TypeGIF, gifCover, ""},
-		{"webp", "https://cdn.test/cover.webp", cover.TypeWebP, webpCover, ""},
-		{"avif", "https://cdn.test/cover.avif", cover.TypeAVIF, avifCover, ""},
-		{"image/jpg mislabel", "https://cdn.test/jpg-alias.jpg", cover.TypeJPEG, jpegCover, ""},
+		{"jpeg by name", "https://cdn.test/cover.jpg", imagetype.TypeJPEG, jpegCover, ""},
+		{"png", "https://cdn.test/cover.png", imagetype.TypePNG, pngCover, ""},
+		{"gif", "https://cdn.test/cover.gif", imagetype.TypeGIF, gifCover, ""},
+		{"webp", "https://cdn.test/cover.webp", imagetype.TypeWebP, webpCover, ""},
+		{"avif", "https://cdn.test/cover.avif", imagetype.TypeAVIF, avifCover, ""},
+		{"image/jpg mislabel", "https://cdn.test/jpg-alias.jpg", imagetype.TypeJPEG, jpegCover, ""},
 		// asura: the header wins over the .webp extension ...
-		{"jpeg bytes behind a .webp name", "https://cdn.test/asura-jpeg-bytes.webp", cover.TypeJPEG, jpegCover, ""},
+		{"jpeg bytes behind a .webp name", "https://cdn.test/asura-jpeg-bytes.webp", imagetype.TypeJPEG, jpegCover, ""},
 		// ... and when header and bytes name two image types, the bytes win.
-		{"webp bytes labelled image/jpeg", "https://cdn.test/asura-webp-bytes.webp", cover.TypeWebP, webpCover, ""},
-		{"public IPv4 literal", "https://93.184.216.34/cover.png", cover.TypePNG, pngCover, ""},
-		{"public IPv6 literal", "https://[2606:2800:220:1:248:1893:25c8:1946]/cover.gif", cover.TypeGIF, gifCover, ""},
-		{"name with a public IPv6 address", "https://v6.test/cover.jpg", cover.TypeJPEG, jpegCover, ""},
-		{"five redirects", "https://cdn.test/chain/5", cover.TypeJPEG, jpegCover, "https://hop.test/chain/0"},
-		{"raw space in the path", "https://cdn.test/spaced/Some Title.jpg", cover.TypeJPEG, jpegCover, "https://cdn.test/spaced/Some%20Title.jpg"},
-		{"exactly the cap, streamed", "https://cdn.test/size?n=4096", cover.TypeJPEG, jpegOfSize(4096), ""},
+		{"webp bytes labelled image/jpeg", "https://cdn.test/asura-webp-bytes.webp", imagetype.TypeWebP, webpCover, ""},
+		{"public IPv4 literal", "https://93.184.216.34/cover.png", imagetype.TypePNG, pngCover, ""},
+		{"public IPv6 literal", "https://[2606:2800:220:1:248:1893:25c8:1946]/cover.gif", imagetype.TypeGIF, gifCover, ""},
+		{"name with a public IPv6 address", "https://v6.test/cover.jpg", imagetype.TypeJPEG, jpegCover, ""},
+		{"five redirects", "https://cdn.test/chain/5", imagetype.TypeJPEG, jpegCover, "https://hop.test/chain/0"},
+		{"raw space in the path", "https://cdn.test/spaced/Some Title.jpg", imagetype.TypeJPEG, jpegCover, "https://cdn.test/spaced/Some%20Title.jpg"},
+		{"exactly the cap, streamed", "https://cdn.test/size?n=4096", imagetype.TypeJPEG, jpegOfSize(4096), ""},
 	}
 	for _, h2 := range []bool{false, true} {
 		for _, tc := range cases {
@@ -204,7 +205,7 @@ func TestPublicImagesArrive(t *testing.T) {
 				t.Parallel()
 				f := newFixture(t, fixtureOpts{http2: h2})
 				c := f.client(gate.Options{MaxBytes: 4096, UserAgent: "lectern-test/1"})
-				store := &cover.Store{Dir: t.TempDir()}
+				store := &blob.Store{Dir: t.TempDir()}
 
 				img, err := c.FetchImage(context.Background(), tc.url, "https://site.test/series/x")
 				require.NoError(t, err)
@@ -225,7 +226,7 @@ func TestPublicImagesArrive(t *testing.T) {
 				addr, err := store.Put(context.Background(), img.Bytes, img.ContentType)
 				require.NoError(t, err)
 				require.Len(t, storedFiles(t, store.Dir), 1)
-				require.True(t, cover.ValidAddress(addr))
+				require.True(t, blob.ValidAddress(addr))
 			})
 		}
 	}
@@ -303,7 +304,7 @@ func TestTruncatedBodiesAreFailures(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, fixtureOpts{})
 			c := f.client(gate.Options{})
-			store := &cover.Store{Dir: t.TempDir()}
+			store := &blob.Store{Dir: t.TempDir()}
 			_, err := acquire(context.Background(), c, store, "https://cdn.test"+path)
 			require.ErrorIs(t, err, io.ErrUnexpectedEOF)
 			require.Empty(t, gate.Class(err), "a cut connection is a failure, not a refusal")

@@ -1,8 +1,10 @@
-package cover
+package imagetype_test
 
 import (
 	"testing"
 
+	"github.com/lectern-reader/lectern/backend/internal/imagetype"
+	"github.com/lectern-reader/lectern/backend/internal/imagetype/imagetest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -22,17 +24,17 @@ func TestSniffConfirmsOnlyTheFiveImageTypes(t *testing.T) {
 		b    []byte
 		want string
 	}{
-		{"jpeg jfif", jpegBytes(t, 64), TypeJPEG},
-		{"jpeg exif", []byte("\xFF\xD8\xFF\xE1\x00\x18Exif\x00\x00"), TypeJPEG},
-		{"png", pngBytes(t, 64), TypePNG},
-		{"gif87a", gifBytes(t, 64), TypeGIF},
-		{"gif89a", []byte("GIF89a\x01\x00\x01\x00"), TypeGIF},
-		{"webp lossless", webpBytes(t, 64), TypeWebP},
-		{"webp lossy", []byte("RIFF\x24\x00\x00\x00WEBPVP8 \x18\x00\x00\x00"), TypeWebP},
-		{"webp extended", []byte("RIFF\x24\x00\x00\x00WEBPVP8X\x0a\x00\x00\x00"), TypeWebP},
-		{"avif major brand", ftyp("avif", "mif1", "miaf"), TypeAVIF},
-		{"avif sequence", ftyp("avis", "msf1"), TypeAVIF},
-		{"avif as compatible brand", avifBytes(t, 64), TypeAVIF},
+		{"jpeg jfif", imagetest.JPEG(t, 64), imagetype.TypeJPEG},
+		{"jpeg exif", []byte("\xFF\xD8\xFF\xE1\x00\x18Exif\x00\x00"), imagetype.TypeJPEG},
+		{"png", imagetest.PNG(t, 64), imagetype.TypePNG},
+		{"gif87a", imagetest.GIF(t, 64), imagetype.TypeGIF},
+		{"gif89a", []byte("GIF89a\x01\x00\x01\x00"), imagetype.TypeGIF},
+		{"webp lossless", imagetest.WebP(t, 64), imagetype.TypeWebP},
+		{"webp lossy", []byte("RIFF\x24\x00\x00\x00WEBPVP8 \x18\x00\x00\x00"), imagetype.TypeWebP},
+		{"webp extended", []byte("RIFF\x24\x00\x00\x00WEBPVP8X\x0a\x00\x00\x00"), imagetype.TypeWebP},
+		{"avif major brand", ftyp("avif", "mif1", "miaf"), imagetype.TypeAVIF},
+		{"avif sequence", ftyp("avis", "msf1"), imagetype.TypeAVIF},
+		{"avif as compatible brand", imagetest.AVIF(t, 64), imagetype.TypeAVIF},
 
 		{"empty", nil, ""},
 		{"jpeg truncated", []byte{0xFF, 0xD8}, ""},
@@ -53,20 +55,20 @@ func TestSniffConfirmsOnlyTheFiveImageTypes(t *testing.T) {
 		{"json", []byte(`{"cover":"x"}`), ""},
 	}
 	for _, tc := range cases {
-		require.Equal(t, tc.want, Sniff(tc.b), tc.name)
+		require.Equal(t, tc.want, imagetype.Sniff(tc.b), tc.name)
 	}
 }
 
 func TestExtensionsRoundTrip(t *testing.T) {
 	t.Parallel()
-	for typ, ext := range map[string]string{TypeJPEG: "jpg", TypePNG: "png", TypeWebP: "webp", TypeGIF: "gif", TypeAVIF: "avif"} {
-		require.Equal(t, ext, Ext(typ))
-		require.Equal(t, typ, typeForExt(ext))
+	for typ, ext := range map[string]string{imagetype.TypeJPEG: "jpg", imagetype.TypePNG: "png", imagetype.TypeWebP: "webp", imagetype.TypeGIF: "gif", imagetype.TypeAVIF: "avif"} {
+		require.Equal(t, ext, imagetype.Ext(typ))
+		require.Equal(t, typ, imagetype.ForExt(ext))
 	}
 	for _, typ := range []string{"", "image/svg+xml", "text/html", "image/jpg", "IMAGE/PNG"} {
-		require.Empty(t, Ext(typ), typ)
+		require.Empty(t, imagetype.Ext(typ), typ)
 	}
 	for _, ext := range []string{"", "jpeg", "JPG", "svg", "html", "png.jpg"} {
-		require.Empty(t, typeForExt(ext), ext)
+		require.Empty(t, imagetype.ForExt(ext), ext)
 	}
 }

@@ -1,9 +1,16 @@
-package cover
+// Package imagetype decides an image's type from its bytes alone, for the
+// destination gate, the blob store and the Cover route.
+package imagetype
 
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 )
+
+// ErrNotImage: the bytes are not a JPEG, PNG, WebP, GIF or AVIF image of the
+// declared type. The Cover route relies on only confirmed images being stored.
+var ErrNotImage = errors.New("bytes are not a confirmed image of the declared type")
 
 // The five image types a Cover may have. Anything else is refused before it is
 // stored, and the route serves only what these magic numbers confirm.
@@ -100,7 +107,7 @@ func Ext(contentType string) string {
 }
 
 // typeForExt is the inverse of Ext.
-func typeForExt(ext string) string {
+func ForExt(ext string) string {
 	switch ext {
 	case "jpg":
 		return TypeJPEG

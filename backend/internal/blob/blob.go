@@ -1,10 +1,11 @@
-// Package cover keeps Cover bytes in a content-addressed store on a filesystem
-// volume and serves them on one public route.
+// Package blob is the content-addressed store of image bytes on a filesystem
+// volume: Covers (COVER_DIR) and archived page images (ARCHIVE_DIR) alike.
 //
-// A Cover's address is the lowercase hex SHA-256 of its bytes, so a stored
+// An object's address is the lowercase hex SHA-256 of its bytes, so a stored
 // object never changes: a new image is a new address, which is what makes the
-// route's year-long immutable caching correct without any invalidation.
-package cover
+// Cover route's year-long immutable caching correct without any
+// invalidation (docs/adr/0007-covers-content-addressed.md).
+package blob
 
 import (
 	"context"
@@ -16,6 +17,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/lectern-reader/lectern/backend/internal/imagetype"
 )
 
 var (
@@ -23,9 +26,6 @@ var (
 	ErrNotFound = errors.New("cover not found")
 	// ErrBadAddress: the string is not 64 lowercase hex digits.
 	ErrBadAddress = errors.New("malformed cover address")
-	// ErrNotImage: the bytes are not a JPEG, PNG, WebP, GIF or AVIF image of the
-	// declared type. The route relies on only confirmed images being stored.
-	ErrNotImage = errors.New("bytes are not a confirmed image of the declared type")
 	// ErrVolumeFull: the cover volume ran out of space; nothing was stored.
 	ErrVolumeFull = errors.New("cover volume is full")
 )
@@ -54,8 +54,8 @@ func (s *Store) Put(ctx context.Context, b []byte, contentType string) (string, 
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("store cover: %w", err)
 	}
-	if got := Sniff(b); got == "" || got != contentType {
-		return "", fmt.Errorf("store cover: declared %q, bytes are %q: %w", contentType, got, ErrNotImage)
+	if got := imagetype.Sniff(b); got == "" || got != contentType {
+		return "", fmt.Errorf("store cover: declared %q, bytes are %q: %w", contentType, got, imagetype.ErrNotImage)
 	}
 	sum := sha256.Sum256(b)
 	address := hex.EncodeToString(sum[:])

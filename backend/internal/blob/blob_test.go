@@ -1,4 +1,4 @@
-package cover
+package blob_test
 
 import (
 	"bytes"
@@ -18,16 +18,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lectern-reader/lectern/backend/internal/blob"
+	"github.com/lectern-reader/lectern/backend/internal/cover"
+	"github.com/lectern-reader/lectern/backend/internal/imagetype"
+	"github.com/lectern-reader/lectern/backend/internal/imagetype/imagetest"
+	"github.com/lectern-reader/lectern/backend/internal/testenv"
 	"github.com/stretchr/testify/require"
 )
 
 func TestPutStoresBytesAtTheirContentAddress(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s := &Store{Dir: dir}
-	b := jpegBytes(t, 30_000)
+	s := &blob.Store{Dir: dir}
+	b := imagetest.JPEG(t, 30_000)
 
-	addr, err := s.Put(context.Background(), b, TypeJPEG)
+	addr, err := s.Put(context.Background(), b, imagetype.TypeJPEG)
 	require.NoError(t, err)
 	sum := sha256.Sum256(b)
 	require.Equal(t, hex.EncodeToString(sum[:]), addr)
@@ -39,7 +44,7 @@ func TestPutStoresBytesAtTheirContentAddress(t *testing.T) {
 	fi, err := os.Stat(p)
 	require.NoError(t, err)
 	require.Equal(t, fs.FileMode(0o644), fi.Mode().Perm())
-	require.Equal(t, []string{filepath.Join(addr[:2], addr[2:4], addr)}, filesUnder(t, dir), "no temporary file is left behind")
+	require.Equal(t, []string{filepath.Join(addr[:2], addr[2:4], addr)}, testenv.FilesUnder(t, dir), "no temporary file is left behind")
 
 	f, err := s.Open(addr)
 	require.NoError(t, err)
@@ -52,8 +57,8 @@ func TestPutStoresBytesAtTheirContentAddress(t *testing.T) {
 func TestPutCreatesTheStoreDirectory(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "covers")
-	s := &Store{Dir: dir}
-	addr, err := s.Put(context.Background(), pngBytes(t, 500), TypePNG)
+	s := &blob.Store{Dir: dir}
+	addr, err := s.Put(context.Background(), imagetest.PNG(t, 500), imagetype.TypePNG)
 	require.NoError(t, err)
 	require.FileExists(t, filepath.Join(dir, addr[:2], addr[2:4], addr))
 }
@@ -61,9 +66,9 @@ func TestPutCreatesTheStoreDirectory(t *testing.T) {
 func TestIdenticalBytesAreStoredOnceAndNotRewritten(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s := &Store{Dir: dir}
-	b := gifBytes(t, 5000)
-	addr, err := s.Put(context.Background(), b, TypeGIF)
+	s := &blob.Store{Dir: dir}
+	b := imagetest.GIF(t, 5000)
+	addr, err := s.Put(context.Background(), b, imagetype.TypeGIF)
 	require.NoError(t, err)
 
 	p := filepath.Join(dir, addr[:2], addr[2:4], addr)
@@ -72,55 +77,55 @@ func TestIdenticalBytesAreStoredOnceAndNotRewritten(t *testing.T) {
 	before, err := os.Stat(p)
 	require.NoError(t, err)
 
-	again, err := s.Put(context.Background(), bytes.Clone(b), TypeGIF)
+	again, err := s.Put(context.Background(), bytes.Clone(b), imagetype.TypeGIF)
 	require.NoError(t, err)
 	require.Equal(t, addr, again)
 	after, err := os.Stat(p)
 	require.NoError(t, err)
 	require.True(t, os.SameFile(before, after), "the same inode: not replaced")
 	require.Equal(t, past, after.ModTime(), "not rewritten")
-	require.Len(t, filesUnder(t, dir), 1)
+	require.Len(t, testenv.FilesUnder(t, dir), 1)
 
-	other, err := s.Put(context.Background(), gifBytes(t, 5000), TypeGIF)
+	other, err := s.Put(context.Background(), imagetest.GIF(t, 5000), imagetype.TypeGIF)
 	require.NoError(t, err)
 	require.NotEqual(t, addr, other, "different bytes, different address")
-	require.Len(t, filesUnder(t, dir), 2)
+	require.Len(t, testenv.FilesUnder(t, dir), 2)
 }
 
 func TestPutRefusesWhatIsNotAConfirmedImage(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s := &Store{Dir: dir}
+	s := &blob.Store{Dir: dir}
 	cases := []struct {
 		name string
 		b    []byte
 		typ  string
 	}{
-		{"html declared png", []byte("<!doctype html><p>hi</p>"), TypePNG},
-		{"empty", nil, TypeJPEG},
-		{"jpeg declared png", jpegBytes(t, 100), TypePNG},
-		{"jpeg declared nothing", jpegBytes(t, 100), ""},
+		{"html declared png", []byte("<!doctype html><p>hi</p>"), imagetype.TypePNG},
+		{"empty", nil, imagetype.TypeJPEG},
+		{"jpeg declared png", imagetest.JPEG(t, 100), imagetype.TypePNG},
+		{"jpeg declared nothing", imagetest.JPEG(t, 100), ""},
 		{"svg", []byte(`<svg xmlns="http://www.w3.org/2000/svg"/>`), "image/svg+xml"},
 	}
 	for _, tc := range cases {
 		addr, err := s.Put(context.Background(), tc.b, tc.typ)
-		require.ErrorIs(t, err, ErrNotImage, tc.name)
+		require.ErrorIs(t, err, imagetype.ErrNotImage, tc.name)
 		require.Empty(t, addr, tc.name)
 	}
-	require.Empty(t, filesUnder(t, dir))
+	require.Empty(t, testenv.FilesUnder(t, dir))
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := s.Put(ctx, jpegBytes(t, 100), TypeJPEG)
+	_, err := s.Put(ctx, imagetest.JPEG(t, 100), imagetype.TypeJPEG)
 	require.ErrorIs(t, err, context.Canceled)
-	require.Empty(t, filesUnder(t, dir))
+	require.Empty(t, testenv.FilesUnder(t, dir))
 }
 
 func TestOpenValidatesTheAddress(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s := &Store{Dir: dir}
-	addr, err := s.Put(context.Background(), jpegBytes(t, 100), TypeJPEG)
+	s := &blob.Store{Dir: dir}
+	addr, err := s.Put(context.Background(), imagetest.JPEG(t, 100), imagetype.TypeJPEG)
 	require.NoError(t, err)
 
 	for _, bad := range []string{
@@ -129,18 +134,18 @@ func TestOpenValidatesTheAddress(t *testing.T) {
 		addr[:63] + "g",
 	} {
 		_, err := s.Open(bad)
-		require.ErrorIs(t, err, ErrBadAddress, bad)
+		require.ErrorIs(t, err, blob.ErrBadAddress, bad)
 	}
 
 	never := strings.Repeat("ab", 32)
 	_, err = s.Open(never)
-	require.ErrorIs(t, err, ErrNotFound)
+	require.ErrorIs(t, err, blob.ErrNotFound)
 
 	// A directory squatting at an address is not a Cover.
 	squat := strings.Repeat("cd", 32)
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "cd", "cd", squat), 0o755))
 	_, err = s.Open(squat)
-	require.ErrorIs(t, err, ErrNotFound)
+	require.ErrorIs(t, err, blob.ErrNotFound)
 }
 
 // TestCrashBetweenWriteAndRenameLeavesNothingVisible stops a Put after its
@@ -151,7 +156,7 @@ func TestOpenValidatesTheAddress(t *testing.T) {
 func TestCrashBetweenWriteAndRenameLeavesNothingVisible(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	b := webpBytes(t, 40_000)
+	b := imagetest.WebP(t, 40_000)
 	sum := sha256.Sum256(b)
 	addr := hex.EncodeToString(sum[:])
 	final := filepath.Join(dir, addr[:2], addr[2:4], addr)
@@ -159,20 +164,20 @@ func TestCrashBetweenWriteAndRenameLeavesNothingVisible(t *testing.T) {
 	var orphan []byte
 	var orphanName string
 	crashed := errors.New("simulated crash")
-	s := &Store{Dir: dir, beforeRename: func(tmp string) error {
+	s := blob.WithBeforeRename(dir, func(tmp string) error {
 		var err error
 		orphan, err = os.ReadFile(tmp)
 		require.NoError(t, err)
 		orphanName = filepath.Base(tmp)
 		require.NoFileExists(t, final)
 		_, err = s0(dir).Open(addr)
-		require.ErrorIs(t, err, ErrNotFound)
+		require.ErrorIs(t, err, blob.ErrNotFound)
 		rec := httptest.NewRecorder()
-		NewHandler(s0(dir)).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/covers/"+addr, nil))
+		cover.NewHandler(s0(dir)).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/covers/"+addr, nil))
 		require.Equal(t, http.StatusNotFound, rec.Code)
 		return crashed
-	}}
-	_, err := s.Put(context.Background(), b, TypeWebP)
+	})
+	_, err := s.Put(context.Background(), b, imagetype.TypeWebP)
 	require.ErrorIs(t, err, crashed)
 	require.True(t, bytes.Equal(b, orphan), "the temporary file was complete before the rename")
 	require.NoFileExists(t, final)
@@ -181,7 +186,7 @@ func TestCrashBetweenWriteAndRenameLeavesNothingVisible(t *testing.T) {
 	// as the process would have left it, and restart.
 	require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(final), orphanName), orphan[:len(orphan)/2], 0o600))
 	restarted := s0(dir)
-	srv := httptest.NewServer(NewHandler(restarted))
+	srv := httptest.NewServer(cover.NewHandler(restarted))
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/covers/" + addr)
 	require.NoError(t, err)
@@ -192,7 +197,7 @@ func TestCrashBetweenWriteAndRenameLeavesNothingVisible(t *testing.T) {
 	require.NoError(t, resp.Body.Close())
 	require.Equal(t, http.StatusNotFound, resp.StatusCode, "a temporary name is never an address")
 
-	got, err := restarted.Put(context.Background(), b, TypeWebP)
+	got, err := restarted.Put(context.Background(), b, imagetype.TypeWebP)
 	require.NoError(t, err)
 	require.Equal(t, addr, got)
 	resp, err = http.Get(srv.URL + "/covers/" + addr + ".webp")
@@ -204,25 +209,25 @@ func TestCrashBetweenWriteAndRenameLeavesNothingVisible(t *testing.T) {
 	require.True(t, bytes.Equal(b, served))
 }
 
-func s0(dir string) *Store { return &Store{Dir: dir} }
+func s0(dir string) *blob.Store { return &blob.Store{Dir: dir} }
 
 // TestDiskFullLeavesNoPartialFile fails the write half-way with ENOSPC, as a
 // full volume does.
 func TestDiskFullLeavesNoPartialFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	b := pngBytes(t, 50_000)
-	s := &Store{Dir: dir, write: func(f *os.File, p []byte) (int, error) {
+	b := imagetest.PNG(t, 50_000)
+	s := blob.WithWrite(dir, func(f *os.File, p []byte) (int, error) {
 		n, err := f.Write(p[:len(p)/2])
 		if err != nil {
 			return n, err
 		}
 		return n, &fs.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
-	}}
-	addr, err := s.Put(context.Background(), b, TypePNG)
+	})
+	addr, err := s.Put(context.Background(), b, imagetype.TypePNG)
 	requireVolumeFull(t, err)
 	require.Empty(t, addr)
-	require.Empty(t, filesUnder(t, dir), "neither the partial temporary file nor a final file remains")
+	require.Empty(t, testenv.FilesUnder(t, dir), "neither the partial temporary file nor a final file remains")
 }
 
 // TestDiskFullOnARealVolume does the same on a real 64 KiB tmpfs. Mounting
@@ -233,15 +238,15 @@ func TestDiskFullOnARealVolume(t *testing.T) {
 		t.Skipf("cannot mount a tmpfs here (%v)", err)
 	}
 	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) })
-	s := &Store{Dir: dir}
+	s := &blob.Store{Dir: dir}
 
-	small, err := s.Put(context.Background(), jpegBytes(t, 20_000), TypeJPEG)
+	small, err := s.Put(context.Background(), imagetest.JPEG(t, 20_000), imagetype.TypeJPEG)
 	require.NoError(t, err)
 
-	addr, err := s.Put(context.Background(), jpegBytes(t, 200_000), TypeJPEG)
+	addr, err := s.Put(context.Background(), imagetest.JPEG(t, 200_000), imagetype.TypeJPEG)
 	requireVolumeFull(t, err)
 	require.Empty(t, addr)
-	require.Equal(t, []string{filepath.Join(small[:2], small[2:4], small)}, filesUnder(t, dir),
+	require.Equal(t, []string{filepath.Join(small[:2], small[2:4], small)}, testenv.FilesUnder(t, dir),
 		"only the Cover that fitted is there, whole")
 
 	f, err := s.Open(small)
@@ -254,7 +259,7 @@ func TestDiskFullOnARealVolume(t *testing.T) {
 
 func requireVolumeFull(t *testing.T, err error) {
 	t.Helper()
-	require.ErrorIs(t, err, ErrVolumeFull)
+	require.ErrorIs(t, err, blob.ErrVolumeFull)
 	require.ErrorIs(t, err, syscall.ENOSPC)
 	require.Contains(t, err.Error(), "cover volume is full")
 }
@@ -262,10 +267,10 @@ func requireVolumeFull(t *testing.T, err error) {
 func TestConcurrentPutsOfTheSameBytes(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	same := avifBytes(t, 60_000)
+	same := imagetest.AVIF(t, 60_000)
 	distinct := make([][]byte, 8)
 	for i := range distinct {
-		distinct[i] = jpegBytes(t, 20_000+i)
+		distinct[i] = imagetest.JPEG(t, 20_000+i)
 	}
 
 	var wg sync.WaitGroup
@@ -275,12 +280,12 @@ func TestConcurrentPutsOfTheSameBytes(t *testing.T) {
 		wg.Go(func() {
 			// Each goroutine has its own Store value over the same volume,
 			// as separate replicas would.
-			s := &Store{Dir: dir}
+			s := &blob.Store{Dir: dir}
 			if i%4 == 3 {
-				_, errs[i] = s.Put(context.Background(), distinct[i/4], TypeJPEG)
+				_, errs[i] = s.Put(context.Background(), distinct[i/4], imagetype.TypeJPEG)
 				return
 			}
-			addrs[i], errs[i] = s.Put(context.Background(), same, TypeAVIF)
+			addrs[i], errs[i] = s.Put(context.Background(), same, imagetype.TypeAVIF)
 		})
 	}
 	wg.Wait()
@@ -293,30 +298,9 @@ func TestConcurrentPutsOfTheSameBytes(t *testing.T) {
 			require.Equal(t, want, a)
 		}
 	}
-	files := filesUnder(t, dir)
+	files := testenv.FilesUnder(t, dir)
 	require.Len(t, files, 1+len(distinct), "one file per distinct content and no temporary leftovers: %v", files)
 	got, err := os.ReadFile(filepath.Join(dir, want[:2], want[2:4], want))
 	require.NoError(t, err)
 	require.True(t, bytes.Equal(same, got))
-}
-
-// filesUnder lists every non-directory under dir, relative to it.
-func filesUnder(t testing.TB, dir string) []string {
-	t.Helper()
-	var out []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() {
-			rel, err := filepath.Rel(dir, p)
-			if err != nil {
-				return err
-			}
-			out = append(out, rel)
-		}
-		return nil
-	})
-	require.NoError(t, err)
-	return out
 }
