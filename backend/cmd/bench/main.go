@@ -29,8 +29,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/config"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/loadgen"
 	"github.com/lectern-reader/lectern/backend/internal/server"
 	"github.com/lectern-reader/lectern/backend/internal/store"

@@ -38,10 +38,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/fixturesites"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
-	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 )
 
 var version = "demo"

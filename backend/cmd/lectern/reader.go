@@ -11,8 +11,8 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/config"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 

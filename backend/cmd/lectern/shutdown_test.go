@@ -18,9 +18,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-reader/lectern/backend/internal/fetch/pacing"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/metrics/metricstest"
-	"github.com/lectern-reader/lectern/backend/internal/fetch/pacing"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 )
 

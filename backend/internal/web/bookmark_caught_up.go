@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/bookmark"
+	"github.com/lectern-reader/lectern/backend/internal/latest"
 )
 
 // bookmarkCaughtUp records the Latest Chapter as the Reader's Progress. It

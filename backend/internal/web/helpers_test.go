@@ -16,10 +16,10 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/credential"
-	"github.com/lectern-reader/lectern/backend/internal/config"
-	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/bookmark"
+	"github.com/lectern-reader/lectern/backend/internal/config"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
+	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/server"
 	"github.com/lectern-reader/lectern/backend/internal/store"

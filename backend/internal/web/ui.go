@@ -26,11 +26,11 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
-	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/archive"
+	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/clientaddr"
 	"github.com/lectern-reader/lectern/backend/internal/config"
-	"github.com/lectern-reader/lectern/backend/internal/bookmark"
+	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/notify"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 	webassets "github.com/lectern-reader/lectern/web"
