@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/lectern-reader/lectern/backend/internal/metrics"
+	"github.com/lectern-reader/lectern/backend/internal/observe"
 )
 
 // The cost of the wrapped handler on a typical line (context attributes
 // added, every value checked for secrets), with the bare JSON handler as the
 // reference measured in the same run.
 func BenchmarkLogLine(b *testing.B) {
-	ctx := metrics.WithLogAttrs(context.Background(), slog.String("request_id", "vm/abc-000123"),
+	ctx := observe.WithLogAttrs(context.Background(), slog.String("request_id", "vm/abc-000123"),
 		slog.String("series", "asura:solo-leveling"), slog.String("site", "asura"))
 	line := func(b *testing.B, log *slog.Logger) {
 		for b.Loop() {
@@ -23,7 +24,7 @@ func BenchmarkLogLine(b *testing.B) {
 	}
 	b.Run("reference=json", func(b *testing.B) { line(b, slog.New(slog.NewJSONHandler(io.Discard, nil))) })
 	b.Run("wrapped", func(b *testing.B) {
-		line(b, slog.New(metrics.LogHandler(slog.NewJSONHandler(io.Discard, nil))))
+		line(b, slog.New(observe.LogHandler(slog.NewJSONHandler(io.Discard, nil))))
 	})
 }
 

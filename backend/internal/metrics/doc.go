@@ -1,7 +1,8 @@
 // Package metrics is what an Owner watches Lectern by: Prometheus collectors
 // for HTTP requests, background jobs and the state Postgres keeps (queue
-// depth, Site back-off, pacing backlog, Latest Chapter changes), and the log
-// context that puts a request ID, a Series key and its Site on every line.
+// depth, Site back-off, pacing backlog, Latest Chapter changes). The log
+// context that puts a request ID, a Series key and its Site on every line is
+// package observe.
 //
 // Nothing here needs a call inside the features it watches: HTTP requests
 // are timed by a router middleware (route pattern, never the raw path, so

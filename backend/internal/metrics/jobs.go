@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lectern-reader/lectern/backend/internal/observe"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 )
@@ -92,7 +93,7 @@ func (j *jobMiddleware) Work(ctx context.Context, job *rivertype.JobRow, doInner
 	}
 	note := &jobNote{m: j.m, kind: job.Kind}
 	ctx = context.WithValue(ctx, jobNoteKey{}, note)
-	ctx = WithLogAttrs(ctx, attrs...)
+	ctx = observe.WithLogAttrs(ctx, attrs...)
 
 	start := time.Now()
 	defer func() {

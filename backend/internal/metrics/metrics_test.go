@@ -24,6 +24,7 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/fetch/pacing"
 	"github.com/lectern-reader/lectern/backend/internal/metrics"
 	"github.com/lectern-reader/lectern/backend/internal/metrics/metricstest"
+	"github.com/lectern-reader/lectern/backend/internal/observe"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -157,7 +158,7 @@ func TestJobMiddlewareTimesEveryJobBySiteAndOutcome(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.New(t)
 	var logs syncBuffer
-	logger := slog.New(metrics.LogHandler(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	logger := slog.New(observe.LogHandler(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	m := metrics.New(metrics.Options{Sites: sites, Version: "test", Logger: logger, RefusalClass: gate.Class})
 
 	runJobs(t, pool, m, logger, []testArgs{

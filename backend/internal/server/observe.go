@@ -20,13 +20,14 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/metrics"
+	"github.com/lectern-reader/lectern/backend/internal/observe"
 )
 
 // observe sets up what an Owner watches a replica by: the logger every line
 // of the replica goes through (context attributes, secrets masked) and the
 // Prometheus collectors. New calls it before building anything that logs.
 func (s *Server) observe(d *Deps) {
-	d.Logger = slog.New(metrics.LogHandler(d.Logger.Handler()))
+	d.Logger = slog.New(observe.LogHandler(d.Logger.Handler()))
 	s.log = d.Logger
 	if d.Metrics == nil {
 		d.Metrics = metrics.New(metrics.Options{
@@ -76,7 +77,7 @@ func (s *Server) observeHTTP(next http.Handler) http.Handler {
 		start := time.Now()
 		id := requestID(r.Context())
 		ctx := context.WithValue(r.Context(), middleware.RequestIDKey, id)
-		ctx = metrics.WithLogAttrs(ctx, slog.String("request_id", id))
+		ctx = observe.WithLogAttrs(ctx, slog.String("request_id", id))
 		w.Header().Set(middleware.RequestIDHeader, id)
 		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 

@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/lectern-reader/lectern/backend/internal/metrics"
+	"github.com/lectern-reader/lectern/backend/internal/observe"
 )
 
 // The request middleware (request ID into the context, the count and
@@ -18,11 +19,11 @@ import (
 // the same router without it as the reference measured in the same run.
 func BenchmarkObserveHTTP(b *testing.B) {
 	ok := func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) }
-	router := func(observe bool) http.Handler {
-		s := &Server{log: slog.New(metrics.LogHandler(slog.NewJSONHandler(io.Discard, nil))), metrics: metrics.New(metrics.Options{})}
+	router := func(observed bool) http.Handler {
+		s := &Server{log: slog.New(observe.LogHandler(slog.NewJSONHandler(io.Discard, nil))), metrics: metrics.New(metrics.Options{})}
 		r := chi.NewRouter()
 		r.Use(middleware.RequestID)
-		if observe {
+		if observed {
 			r.Use(s.observeHTTP)
 		}
 		r.Get("/api/bookmarks/{key}", ok)

@@ -1,4 +1,6 @@
-package metrics
+// Package observe is the log context that puts a request ID, a Series key and
+// its Site on every line, and keeps secrets out of the log.
+package observe
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package metrics_test
+package observe_test
 
 import (
 	"bytes"
@@ -9,9 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lectern-reader/lectern/backend/internal/observe"
 	"github.com/stretchr/testify/require"
-
-	"github.com/lectern-reader/lectern/backend/internal/metrics"
 )
 
 func decode(t *testing.T, buf *bytes.Buffer) []map[string]any {
@@ -28,10 +27,10 @@ func decode(t *testing.T, buf *bytes.Buffer) []map[string]any {
 func TestContextAttrsReachEveryLineOnce(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
-	log := slog.New(metrics.LogHandler(slog.NewJSONHandler(&buf, nil)))
-	ctx := metrics.WithLogAttrs(context.Background(), slog.String("request_id", "r1"))
-	ctx = metrics.WithLogAttrs(ctx, slog.String("series", "asura:x"), slog.String("site", "asura"))
-	ctx = metrics.WithLogAttrs(ctx, slog.String("series", "asura:y")) // replaces, never repeats
+	log := slog.New(observe.LogHandler(slog.NewJSONHandler(&buf, nil)))
+	ctx := observe.WithLogAttrs(context.Background(), slog.String("request_id", "r1"))
+	ctx = observe.WithLogAttrs(ctx, slog.String("series", "asura:x"), slog.String("site", "asura"))
+	ctx = observe.WithLogAttrs(ctx, slog.String("series", "asura:y")) // replaces, never repeats
 
 	log.InfoContext(ctx, "plain")
 	log.InfoContext(ctx, "own key wins", "series", "demonic:z")
@@ -50,8 +49,8 @@ func TestContextAttrsReachEveryLineOnce(t *testing.T) {
 	require.Equal(t, 1, strings.Count(strings.Split(buf.String(), "\n")[2], `"site"`), "one site key on the line")
 	require.NotContains(t, lines[4], "request_id")
 	// Wrapping twice changes nothing.
-	h := metrics.LogHandler(slog.NewJSONHandler(&buf, nil))
-	require.Same(t, h, metrics.LogHandler(h))
+	h := observe.LogHandler(slog.NewJSONHandler(&buf, nil))
+	require.Same(t, h, observe.LogHandler(h))
 }
 
 func TestSecretsNeverReachTheLog(t *testing.T) {
@@ -59,7 +58,7 @@ func TestSecretsNeverReachTheLog(t *testing.T) {
 	const token = "lec_Q2hhcHRlciAxMjMgaXMgb3V0IG5vdyBmb3IgcmVhbA"
 	const pw = "correct horse battery staple"
 	var buf bytes.Buffer
-	log := slog.New(metrics.LogHandler(slog.NewTextHandler(&buf, nil)))
+	log := slog.New(observe.LogHandler(slog.NewTextHandler(&buf, nil)))
 	log.Info("login", "password", pw, "name", "olive")
 	log.Info("header", "Authorization", "Bearer "+token)
 	log.Info("oops "+token, "err", errors.New("lookup "+token+" failed"), "detail", "sent bearer abcdefghijklmnop")
