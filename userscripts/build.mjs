@@ -1,4 +1,4 @@
-// Builds the two Lectern userscripts from userscripts/src into web/userscripts/:
+// Builds the two Lectern userscripts from userscripts/src into assets/userscripts/:
 //   lectern-manga.user.js  asura, demonic, comix, kagane
 //   lectern-novel.user.js  lightnovelworld, novelfull
 //
@@ -19,7 +19,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const SRC_DIR = join(here, 'src');
-export const OUT_DIR = join(here, '..', 'web', 'userscripts');
+export const OUT_DIR = join(here, '..', 'assets', 'userscripts');
 
 export const SCRIPTS = [
   {
@@ -205,7 +205,7 @@ async function main(args) {
       }
       if (have !== text) {
         stale = true;
-        console.error(`web/userscripts/${name} is not up to date; run: node userscripts/build.mjs`);
+        console.error(`assets/userscripts/${name} is not up to date; run: node userscripts/build.mjs`);
       }
     }
     process.exit(stale ? 1 : 0);
@@ -213,7 +213,7 @@ async function main(args) {
   mkdirSync(OUT_DIR, { recursive: true });
   for (const [name, text] of Object.entries(files)) {
     writeFileSync(join(OUT_DIR, name), text);
-    console.log(`web/userscripts/${name}: ${Buffer.byteLength(text)} bytes`);
+    console.log(`assets/userscripts/${name}: ${Buffer.byteLength(text)} bytes`);
   }
 }
 

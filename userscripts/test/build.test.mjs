@@ -24,11 +24,11 @@ function meta(text) {
 }
 const values = (rows, key) => rows.filter(([k]) => k === key).map(([, v]) => v);
 
-test('web/userscripts holds exactly the two built files, up to date with the sources', () => {
+test('assets/userscripts holds exactly the two built files, up to date with the sources', () => {
   assert.deepEqual(Object.keys(built).sort(), ['lectern-manga.user.js', 'lectern-novel.user.js']);
   assert.deepEqual(readdirSync(OUT_DIR).sort(), ['lectern-manga.user.js', 'lectern-novel.user.js']);
   for (const [name, text] of Object.entries(built)) {
-    assert.ok(committed[name] === text, `web/userscripts/${name} is stale: run node userscripts/build.mjs`);
+    assert.ok(committed[name] === text, `assets/userscripts/${name} is stale: run node userscripts/build.mjs`);
   }
 });
 

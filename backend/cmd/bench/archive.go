@@ -51,6 +51,7 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/archive"
 	"github.com/lectern-reader/lectern/backend/internal/blob"
 	"github.com/lectern-reader/lectern/backend/internal/credential"
+	"github.com/lectern-reader/lectern/backend/internal/fetch"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/pacing"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
@@ -256,7 +257,7 @@ func benchArchive(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	svc := &archive.Service{Store: st, River: inserter, Pages: &blob.Store{Dir: dir}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	svc := &archive.Service{Store: st, Registry: latest.Default(), River: inserter, Pages: &blob.Store{Dir: dir}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	env := []string{envArchiveDB + "=" + db, envArchiveDir + "=" + dir, envArchiveSite + "=" + site.addr, envArchiveCA + "=" + caFile}
 
 	fmt.Printf("Archive, from a loopback HTTPS Site with pacing at zero (every request still passes the pacing gate)\n\n")
@@ -576,7 +577,7 @@ func archiveChildMain(args []string) error {
 		if err != nil {
 			return err
 		}
-		svc := &archive.Service{Store: st, Pages: pages}
+		svc := &archive.Service{Store: st, Registry: latest.Default(), Pages: pages}
 		exp, err := svc.PlanExport(ctx, benchKey, sel, latest.Manga)
 		if err != nil {
 			return err
@@ -673,21 +674,15 @@ func rawFetch(ctx context.Context, pool *x509.CertPool) error {
 // until SIGTERM.
 func benchWorker(ctx context.Context, st *store.Store, pages *blob.Store, roots *x509.CertPool, dial gate.DialFunc) error {
 	dest := gate.New(gate.Options{Resolver: benchResolver{}, Dial: dial, RootCAs: roots, MaxBytes: 8 << 20})
-	gate := pacing.New(st, pacing.Options{})
-	paces := map[string]time.Duration{}
-	for _, s := range latest.Sites() {
+	reg := latest.Default()
+	paces := fetch.Paces{}
+	for _, s := range reg.Sites() {
 		paces[s.Name] = 0
 	}
-	lp, err := latest.NewPaces(paces)
-	if err != nil {
-		return err
-	}
-	plain := latest.NewPlainFetcher(latest.PlainOptions{
-		Dial: dest.DialContext, RootCAs: roots,
-		Pace: func(ctx context.Context, host string) error { return gate.Wait(ctx, host, lp.ForHost(host)) },
-	})
+	tree := fetch.New(fetch.Options{Registry: reg, Paces: paces, States: st, Pacer: pacing.New(st, pacing.Options{}),
+		Gate: dest, RootCAs: roots})
 	svc := &archive.Service{
-		Store: st, Pages: pages, Fetch: &latest.Fetchers{Plain: plain}, Images: dest, Pacer: gate, Paces: paces,
+		Store: st, Pages: pages, Fetch: tree.Sites, Images: dest, Pacer: tree.Pacer, Registry: reg, Policy: tree.Policy,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 	workers := river.NewWorkers()

@@ -21,8 +21,11 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/lectern-reader/lectern/backend/internal/fetch"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/pacing"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
+	"github.com/lectern-reader/lectern/backend/internal/poll"
+	"github.com/lectern-reader/lectern/backend/internal/riverjob"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 	"github.com/lectern-reader/lectern/backend/internal/testcert"
 )
@@ -185,17 +188,16 @@ func benchPolls(ctx context.Context, e *env, n int) error {
 	}
 
 	// The production fetcher and gate, pacing at zero.
-	gate := pacing.New(st, pacing.Options{})
-	paces, err := latest.NewPaces(map[string]time.Duration{"asura": 0})
-	if err != nil {
-		return err
-	}
-	plain := latest.NewPlainFetcher(latest.PlainOptions{Dial: page.dial, RootCAs: page.tls.RootCAs, UserAgent: "LecternBench/1",
-		Pace: func(ctx context.Context, host string) error { return gate.Wait(ctx, host, paces.ForHost(host)) }})
+	reg := latest.Default()
+	policy := &fetch.Policy{Registry: reg, Paces: fetch.Paces{"asura": 0}, States: st}
+	pacer := pacing.New(st, pacing.Options{})
+	plain := fetch.NewPlainFetcher(fetch.PlainOptions{Dial: page.dial, RootCAs: page.tls.RootCAs, UserAgent: "LecternBench/1",
+		Pace: func(ctx context.Context, host string) error { return pacer.Wait(ctx, host, policy.PaceOfHost(host)) }})
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	poller := &latest.Poller{Store: st, Fetch: &latest.Fetchers{Plain: plain}, Interval: time.Hour, Logger: quiet}
+	poller := &poll.Poller{Store: st, Registry: reg, Policy: policy, Fetch: &fetch.Sites{Plain: plain, Policy: policy},
+		Interval: time.Hour, Logger: quiet}
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &latest.PollWorker{Poller: poller})
+	river.AddWorker(workers, &poll.PollWorker{Poller: poller})
 	client, err := river.NewClient(riverpgxv5.New(st.Pool), &river.Config{
 		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: pollWorkers}},
 		Workers: workers, Logger: quiet,
@@ -216,7 +218,7 @@ func benchPolls(ctx context.Context, e *env, n int) error {
 	pass := func(name string) (costRow, error) {
 		params := make([]river.InsertManyParams, n)
 		for i := range n {
-			params[i] = river.InsertManyParams{Args: latest.PollArgs{Key: fmt.Sprintf("asura:bench-%d", i+1), Reason: "bench"}}
+			params[i] = river.InsertManyParams{Args: poll.PollArgs{Key: fmt.Sprintf("asura:bench-%d", i+1), Reason: "bench"}}
 		}
 		cpu0, pg0, t0 := cpuTime(), e.pgCPU(), time.Now()
 		if _, err := client.InsertMany(ctx, params); err != nil {
@@ -224,7 +226,7 @@ func benchPolls(ctx context.Context, e *env, n int) error {
 		}
 		for {
 			var left int
-			if err := st.Pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'poll_series' AND state NOT IN ('completed', 'discarded', 'cancelled')`).Scan(&left); err != nil {
+			if err := st.Pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = '`+riverjob.PollSeries+`' AND state IN (`+riverjob.InFlightSQL+`)`).Scan(&left); err != nil {
 				return costRow{}, err
 			}
 			if left == 0 {
@@ -243,7 +245,7 @@ func benchPolls(ctx context.Context, e *env, n int) error {
 		if bad > 0 {
 			return costRow{}, fmt.Errorf("%d of %d polls did not store a Latest Chapter", bad, n)
 		}
-		if _, err := st.Pool.Exec(ctx, `DELETE FROM river_job WHERE kind = 'poll_series'`); err != nil {
+		if _, err := st.Pool.Exec(ctx, `DELETE FROM river_job WHERE kind = '`+riverjob.PollSeries+`'`); err != nil {
 			return costRow{}, err
 		}
 		return row, nil

@@ -43,9 +43,9 @@ func TestDemoLoop(t *testing.T) {
 		require.Contains(t, text, want)
 	}
 
-	comix, err := latest.Resolve(fixturesites.ComixSeries)
+	comix, err := latest.Default().Resolve(fixturesites.ComixSeries)
 	require.NoError(t, err)
-	asura, err := latest.Resolve(fixturesites.AsuraChapter)
+	asura, err := latest.Default().Resolve(fixturesites.AsuraChapter)
 	require.NoError(t, err)
 
 	browser := launch(t, d.sites)
@@ -70,7 +70,7 @@ func TestDemoLoop(t *testing.T) {
 	tb.screenshot("demo-manga-panel")
 
 	// The novel page runs the novel script, with the seeded novel Bookmark.
-	novelfull, err := latest.Resolve(fixturesites.NovelFullSeries)
+	novelfull, err := latest.Default().Resolve(fixturesites.NovelFullSeries)
 	require.NoError(t, err)
 	tb.do(chromedp.Navigate(fixturesites.LightNovelWorldChapter))
 	tb.attach()

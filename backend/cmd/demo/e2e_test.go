@@ -24,7 +24,7 @@ import (
 func (e *env) seedWithMissingCover(seriesURL, title, chapter string) string {
 	e.t.Helper()
 	ctx := context.Background()
-	ref, err := latest.Resolve(seriesURL)
+	ref, err := latest.Default().Resolve(seriesURL)
 	require.NoError(e.t, err)
 	_, err = e.lectern.Store.PutBookmark(ctx, e.readerID, store.NewSeries{Key: ref.Key, Site: ref.Site, Kind: string(ref.Kind), SeriesURL: ref.SeriesURL},
 		"", store.Progress{Chapter: chapter})
@@ -62,7 +62,7 @@ func TestMangaPanelLoop(t *testing.T) {
 	// A Bookmark from before, whose Cover bytes are missing: the panel must
 	// show the monogram, never a broken image.
 	seeded := e.seedWithMissingCover(fixturesites.ComixSeries, "The Greatest Estate Developer", "Chapter 200")
-	ref, err := latest.Resolve(fixturesites.AsuraChapter)
+	ref, err := latest.Default().Resolve(fixturesites.AsuraChapter)
 	require.NoError(t, err)
 
 	browser := launch(t, e.sites)
@@ -150,7 +150,7 @@ func TestMangaPanelLoop(t *testing.T) {
 func TestNovelPanelBookmark(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, fixturesites.Options{}, 4)
-	ref, err := latest.Resolve(fixturesites.LightNovelWorldChapter)
+	ref, err := latest.Default().Resolve(fixturesites.LightNovelWorldChapter)
 	require.NoError(t, err)
 	browser := launch(t, e.sites)
 	// The token was saved on an earlier visit.

@@ -33,7 +33,8 @@ const maxValueBytes = 4 << 20
 // injection serves the loader, the GM storage behind it and the same-origin
 // proxy to Lectern's API. It answers 503 until ready is called.
 type injection struct {
-	client *http.Client
+	client   *http.Client
+	registry *latest.Registry
 
 	mu     sync.Mutex
 	origin string
@@ -42,7 +43,7 @@ type injection struct {
 }
 
 func newInjection() *injection {
-	return &injection{client: &http.Client{Timeout: 10 * time.Second}}
+	return &injection{client: &http.Client{Timeout: 10 * time.Second}, registry: latest.Default()}
 }
 
 // ready points the injection at a running Lectern and gives both scripts'
@@ -80,8 +81,8 @@ func (in *injection) ready(origin, token string) error {
 }
 
 // scriptFor names the userscript of a Site's Library.
-func scriptFor(site string) string {
-	if s, ok := latest.Lookup(site); ok && s.Kind == latest.Novel {
+func scriptFor(reg *latest.Registry, site string) string {
+	if s, ok := reg.Lookup(site); ok && s.Kind == latest.Novel {
 		return "lectern-novel"
 	}
 	return "lectern-manga"
@@ -90,7 +91,7 @@ func scriptFor(site string) string {
 // inject is the fixture server's Inject hook: one deferred script tag, so
 // the userscript runs after the page is parsed, as document-idle does.
 func (in *injection) inject(_ *http.Request, p fixturesites.Page) string {
-	src := demoPrefix + "userscript.js?script=" + url.QueryEscape(scriptFor(p.Site))
+	src := demoPrefix + "userscript.js?script=" + url.QueryEscape(scriptFor(in.registry, p.Site))
 	return "\n<!-- make demo only: the Lectern userscript with stand-in GM_* functions -->\n" +
 		`<script src="` + html.EscapeString(src) + `" defer></script>` + "\n"
 }

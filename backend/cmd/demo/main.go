@@ -198,7 +198,7 @@ func seed(ctx context.Context, lib *bookmark.Service, readerID int64) error {
 		{fixturesites.ComixSeries, "Chapter 200", 200},
 		{fixturesites.NovelFullSeries, "Chapter 1400", 1400},
 	} {
-		ref, err := latest.Resolve(s.url)
+		ref, err := lib.Registry.Resolve(s.url)
 		if err != nil {
 			return err
 		}
@@ -216,7 +216,7 @@ func seed(ctx context.Context, lib *bookmark.Service, readerID int64) error {
 // should not keep a Reader waiting on politeness meant for real Sites.
 func brisk(every time.Duration) string {
 	var parts []string
-	for _, s := range latest.Sites() {
+	for _, s := range latest.Default().Sites() {
 		parts = append(parts, s.Name+"="+every.String())
 	}
 	return strings.Join(parts, ",")

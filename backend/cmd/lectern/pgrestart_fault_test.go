@@ -73,7 +73,7 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 
 	db, err := pgx.Connect(ctx, dbURL)
 	require.NoError(t, err)
-	site, _ := latest.Lookup("asura")
+	site, _ := latest.Default().Lookup("asura")
 	for _, h := range site.Hosts {
 		_, err := db.Exec(ctx, `INSERT INTO pacing_hosts (host, next_at) VALUES ($1, now() + interval '10 minutes')`, pacing.Host(h))
 		require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/lectern-reader/lectern/backend/internal/config"
+	"github.com/lectern-reader/lectern/backend/internal/fetch"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/server"
 	"github.com/lectern-reader/lectern/backend/internal/store"
@@ -60,10 +61,8 @@ func init() {
 }
 
 func runProbe(ctx context.Context, env *cmdEnv, args []string) int {
-	names := make([]string, 0, 6)
-	for _, s := range latest.Sites() {
-		names = append(names, s.Name)
-	}
+	reg := latest.Default()
+	names := reg.Names()
 	usage := fmt.Sprintf(probeUsage, strings.Join(names, ", "))
 
 	fs := flag.NewFlagSet("probe", flag.ContinueOnError)
@@ -85,13 +84,13 @@ func runProbe(ctx context.Context, env *cmdEnv, args []string) int {
 			fmt.Fprintf(env.stderr, "lectern probe: give either a URL or --site and --file\n\n%s", usage)
 			return 2
 		}
-		return probeURL(ctx, env, fs.Arg(0))
+		return probeURL(ctx, env, reg, fs.Arg(0))
 	}
 	if *site == "" || *file == "" {
 		fmt.Fprintf(env.stderr, "lectern probe: --site and --file are required\n\n%s", usage)
 		return 2
 	}
-	s, ok := latest.Lookup(*site)
+	s, ok := reg.Lookup(*site)
 	if !ok {
 		fmt.Fprintf(env.stderr, "lectern probe: unknown site %q (one of %s)\n", *site, strings.Join(names, ", "))
 		return 2
@@ -156,13 +155,13 @@ var probeSeams *server.Seams
 
 // probeURL fetches a Site page through the Poll's fetcher and pacing gate
 // and probes it.
-func probeURL(ctx context.Context, env *cmdEnv, raw string) int {
-	ref, err := latest.Resolve(raw)
+func probeURL(ctx context.Context, env *cmdEnv, reg *latest.Registry, raw string) int {
+	ref, err := reg.Resolve(raw)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "lectern probe: %v\n", err)
 		return 2
 	}
-	site, _ := latest.Lookup(ref.Site)
+	site, _ := reg.Lookup(ref.Site)
 	cfg, err := config.Load(config.Lookup(env.getenv), "probe")
 	if err == nil && cfg.DatabaseURL == "" {
 		err = errors.New("DATABASE_URL is required: probe URL paces its request through the gate shared with the running replicas")
@@ -177,7 +176,7 @@ func probeURL(ctx context.Context, env *cmdEnv, raw string) int {
 		return 1
 	}
 	defer st.Close()
-	fetch, closeFetch, err := server.NewSiteFetcher(cfg, st, newLogger(env.stderr, cfg), probeSeams)
+	sites, closeFetch, err := server.NewSiteFetcher(cfg, st, reg, newLogger(env.stderr, cfg), probeSeams)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "lectern probe: %v\n", err)
 		return 2
@@ -190,7 +189,7 @@ func probeURL(ctx context.Context, env *cmdEnv, raw string) int {
 	if sameSeriesPage(pageURL, ref.SeriesURL) {
 		page, pageURL = latest.PageSeries, ref.SeriesURL
 	}
-	got, err := fetch.FetchSeries(ctx, site, pageURL, latest.Conditional{})
+	got, err := sites.FetchSeries(ctx, site, pageURL, fetch.Conditional{})
 	if err != nil {
 		fmt.Fprintf(env.stderr, "lectern probe: %v\n", err)
 		return 1

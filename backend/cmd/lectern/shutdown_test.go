@@ -87,7 +87,7 @@ func TestSIGTERMFinishesRequestsAndStopsJobs(t *testing.T) {
 	require.NoError(t, err)
 	defer db.Close(context.Background())
 
-	site, ok := latest.Lookup("asura")
+	site, ok := latest.Default().Lookup("asura")
 	require.True(t, ok)
 	seeded := time.Now().Add(5 * time.Minute).UTC().Truncate(time.Millisecond)
 	for _, h := range site.Hosts {

@@ -9,33 +9,18 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/lectern-reader/lectern/backend/internal/latest"
+	"github.com/lectern-reader/lectern/backend/internal/poll"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
-
-// OwnerControls are the Owner's levers on the Poll and the queue;
-// latest.Queue implements them. Each returns store.ErrNotFound for an
-// unknown Series, latest.ErrNoSuchSite for an unknown Site and
-// latest.ErrNoSuchJob for an unknown job.
-type OwnerControls interface {
-	PollNow(ctx context.Context, key string) error
-	RefetchCover(ctx context.Context, key string) error
-	ResumeSite(ctx context.Context, site string) error
-	RetryJob(ctx context.Context, id int64) error
-	CancelJob(ctx context.Context, id int64) error
-}
 
 // Admin serves the Owner's endpoints under /api/admin: the status of the
 // Sites, the failing Series and the queue, and the controls. API.Admin
 // mounts them behind the Owner check, so a Reader gets 403.
 type Admin struct {
-	Store    *store.Store
-	Controls OwnerControls
-	// Paces, when set, adds each Site's pacing interval to the status;
-	// Budgets each Site's budget of scheduled polls; Policy is POLL_POLICY.
-	Paces   latest.Paces
-	Budgets latest.Budgets
-	Policy  string
+	Store *store.Store
+	// Console is the Poll as the Owner sees it, the same as in the web
+	// console: its controls, its policy and each Site's status.
+	Console *poll.Console
 	Logger  *slog.Logger
 }
 
@@ -111,42 +96,22 @@ type StatusJSON struct {
 }
 
 func (ad *Admin) status(w http.ResponseWriter, r *http.Request) {
-	sites := latest.Sites()
-	names := make([]string, len(sites))
-	for i, s := range sites {
-		names[i] = s.Name
-	}
-	st, err := ad.Store.PollStatusOf(r.Context(), names, FailingShown)
+	st, err := ad.Console.Status(r.Context(), FailingShown)
 	if err != nil {
 		ad.serverError(w, r, err)
 		return
 	}
-	reasons, err := ad.Store.ScheduleReasons(r.Context())
-	if err != nil {
-		ad.serverError(w, r, err)
-		return
-	}
-	bySite := map[string]map[string]int{}
-	for _, c := range reasons {
-		if bySite[c.Site] == nil {
-			bySite[c.Site] = map[string]int{}
-		}
-		bySite[c.Site][reasonLabel(c.Reason)] += c.Count
-	}
-	now := time.Now()
-	out := StatusJSON{Policy: ad.policy(), Sites: []SiteStatusJSON{}, Failing: []FailingSeriesJSON{}, Queue: []QueueCountJSON{}}
-	for i, s := range st.Sites {
-		site := sites[i]
-		_, paused := s.Paused(now)
-		next := bySite[s.Site]
-		if next == nil {
-			next = map[string]int{}
+	out := StatusJSON{Policy: st.Policy, Sites: []SiteStatusJSON{}, Failing: []FailingSeriesJSON{}, Queue: []QueueCountJSON{}}
+	for _, s := range st.Sites {
+		next := map[string]int{}
+		for _, c := range s.Reasons {
+			next[c.Reason] += c.Count
 		}
 		out.Sites = append(out.Sites, SiteStatusJSON{
-			Site: s.Site, Kind: string(site.Kind), Browser: site.Browser != nil, PaceMS: ad.Paces.Of(site).Milliseconds(),
-			Paused: paused, PausedUntil: utcPtr(s.PausedUntil), Refusals: s.Refusals,
+			Site: s.Site.Name, Kind: string(s.Site.Kind), Browser: s.Site.Browser != nil, PaceMS: s.Pace.Milliseconds(),
+			Paused: s.BackingOff, PausedUntil: utcPtr(s.PausedUntil), Refusals: s.Refusals,
 			LastSuccessAt: utcPtr(s.LastSuccessAt), LastProblem: s.LastProblem, LastProblemAt: utcPtr(s.LastProblemAt),
-			QueuedPolls: s.QueuedPolls, BudgetPerHour: ad.Budgets.Of(site), NextPolls: next,
+			QueuedPolls: s.QueuedPolls, BudgetPerHour: s.Budget, NextPolls: next,
 		})
 	}
 	for _, f := range st.Failing {
@@ -165,8 +130,8 @@ func (ad *Admin) status(w http.ResponseWriter, r *http.Request) {
 
 func (ad *Admin) resume(w http.ResponseWriter, r *http.Request) {
 	site := chi.URLParam(r, "site")
-	err := ad.Controls.ResumeSite(r.Context(), site)
-	if errors.Is(err, latest.ErrNoSuchSite) {
+	err := ad.Console.Controls.ResumeSite(r.Context(), site)
+	if errors.Is(err, poll.ErrNoSuchSite) {
 		writeError(w, http.StatusNotFound, err.Error())
 		return
 	}
@@ -178,11 +143,11 @@ func (ad *Admin) resume(w http.ResponseWriter, r *http.Request) {
 }
 
 func (ad *Admin) poll(w http.ResponseWriter, r *http.Request) {
-	ad.seriesAction(w, r, ad.Controls.PollNow)
+	ad.seriesAction(w, r, ad.Console.Controls.PollNow)
 }
 
 func (ad *Admin) refetchCover(w http.ResponseWriter, r *http.Request) {
-	ad.seriesAction(w, r, ad.Controls.RefetchCover)
+	ad.seriesAction(w, r, ad.Console.Controls.RefetchCover)
 }
 
 // seriesAction runs an Owner's request about one Series; the work happens

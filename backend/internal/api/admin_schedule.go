@@ -9,7 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/lectern-reader/lectern/backend/internal/latest"
+	"github.com/lectern-reader/lectern/backend/internal/poll"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -18,20 +18,13 @@ import (
 
 // ReasonPlanning is how a Series whose next poll is being planned (just
 // polled; the adaptive plan decides within minutes) is shown.
-const ReasonPlanning = "being planned"
+const ReasonPlanning = poll.ReasonPlanning
 
 func reasonLabel(reason string) string {
 	if reason == "" {
 		return ReasonPlanning
 	}
 	return reason
-}
-
-func (ad *Admin) policy() string {
-	if ad.Policy == "" {
-		return latest.PolicyAdaptive
-	}
-	return ad.Policy
 }
 
 // HistoryJSON is one change of a Series' Latest Chapter.
@@ -91,12 +84,12 @@ func (ad *Admin) seriesSchedule(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := SeriesScheduleJSON{
-		Key: s.Key, Site: s.Site, Title: s.Title, Readers: s.Readers, Policy: ad.policy(),
+		Key: s.Key, Site: s.Site, Title: s.Title, Readers: s.Readers, Policy: ad.Console.PolicyName(),
 		LastPollAt: utcPtr(s.LastPollAt), PollStatus: s.PollStatus, PollProblem: s.PollProblem, PollBodyLen: s.PollBodyLen,
 		NextPollAt: utcPtr(s.NextPollAt), NextPollReason: reasonLabel(s.NextPollReason),
 		RhythmAt: utcPtr(s.RhythmAt), HintAt: utcPtr(s.HintAt), History: []HistoryJSON{},
 	}
-	if desc, kind, ok := latest.DescribeRhythm(s.Rhythm); ok {
+	if desc, kind, ok := poll.DescribeRhythm(s.Rhythm); ok {
 		out.Rhythm, out.RhythmKind = desc, string(kind)
 	}
 	// Newest first, as people read a history.
@@ -135,7 +128,7 @@ const (
 )
 
 func (ad *Admin) siteSchedule(w http.ResponseWriter, r *http.Request) {
-	site, ok := latest.Lookup(chi.URLParam(r, "site"))
+	site, ok := ad.Console.Registry.Lookup(chi.URLParam(r, "site"))
 	if !ok {
 		writeError(w, http.StatusNotFound, "no Site "+strconv.Quote(chi.URLParam(r, "site")))
 		return
@@ -154,13 +147,13 @@ func (ad *Admin) siteSchedule(w http.ResponseWriter, r *http.Request) {
 		ad.serverError(w, r, err)
 		return
 	}
-	out := SiteScheduleJSON{Site: site.Name, Policy: ad.policy(), BudgetPerHour: ad.Budgets.Of(site), Series: []ScheduledSeriesJSON{}}
+	out := SiteScheduleJSON{Site: site.Name, Policy: ad.Console.PolicyName(), BudgetPerHour: ad.Console.Budgets.Of(site), Series: []ScheduledSeriesJSON{}}
 	if until, paused := st.Paused(time.Now()); paused {
 		u := until.UTC()
 		out.PausedUntil = &u
 	}
 	for _, s := range list {
-		desc, _, _ := latest.DescribeRhythm(s.Rhythm)
+		desc, _, _ := poll.DescribeRhythm(s.Rhythm)
 		out.Series = append(out.Series, ScheduledSeriesJSON{Key: s.Key, Title: s.Title, Readers: s.Readers,
 			LastPollAt: utcPtr(s.LastPollAt), NextPollAt: utcPtr(s.NextPollAt), NextPollReason: reasonLabel(s.NextPollReason), Rhythm: desc})
 	}
@@ -224,11 +217,11 @@ func (ad *Admin) jobs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (ad *Admin) retryJob(w http.ResponseWriter, r *http.Request) {
-	ad.jobAction(w, r, "retried", ad.Controls.RetryJob)
+	ad.jobAction(w, r, "retried", ad.Console.Controls.RetryJob)
 }
 
 func (ad *Admin) cancelJob(w http.ResponseWriter, r *http.Request) {
-	ad.jobAction(w, r, "cancelled", ad.Controls.CancelJob)
+	ad.jobAction(w, r, "cancelled", ad.Console.Controls.CancelJob)
 }
 
 func (ad *Admin) jobAction(w http.ResponseWriter, r *http.Request, done string, do func(context.Context, int64) error) {
@@ -238,12 +231,12 @@ func (ad *Admin) jobAction(w http.ResponseWriter, r *http.Request, done string, 
 		return
 	}
 	err = do(r.Context(), id)
-	if errors.Is(err, latest.ErrNoSuchJob) {
+	if errors.Is(err, poll.ErrNoSuchJob) {
 		writeError(w, http.StatusNotFound, "no job "+strconv.FormatInt(id, 10))
 		return
 	}
-	if errors.Is(err, latest.ErrJobDuplicate) {
-		writeError(w, http.StatusConflict, "job "+strconv.FormatInt(id, 10)+" not retried: "+latest.ErrJobDuplicate.Error())
+	if errors.Is(err, poll.ErrJobDuplicate) {
+		writeError(w, http.StatusConflict, "job "+strconv.FormatInt(id, 10)+" not retried: "+poll.ErrJobDuplicate.Error())
 		return
 	}
 	if err != nil {

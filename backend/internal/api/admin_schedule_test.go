@@ -19,8 +19,10 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/api"
 	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/credential"
+	"github.com/lectern-reader/lectern/backend/internal/fetch"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
+	"github.com/lectern-reader/lectern/backend/internal/poll"
 	"github.com/lectern-reader/lectern/backend/internal/schedule"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -31,7 +33,7 @@ import (
 type adminBundle struct {
 	*bundle
 	rc      *river.Client[pgx.Tx]
-	budgets latest.Budgets
+	budgets poll.Budgets
 	owner   string
 	reader  string
 }
@@ -41,10 +43,12 @@ func setupAdmin(t *testing.T) *adminBundle {
 	st := store.New(pgtest.New(t))
 	rc, err := river.NewClient(riverpgxv5.New(st.Pool), &river.Config{})
 	require.NoError(t, err)
-	budgets, err := latest.NewBudgets(map[string]int{"asura": 1200}, latest.Paces{})
+	reg := latest.Default()
+	budgets, err := poll.NewBudgets(reg, map[string]int{"asura": 1200}, fetch.Paces{})
 	require.NoError(t, err)
-	lib := &bookmark.Service{Store: st, Acquire: latest.Acquirer{Client: rc}, BaseURL: "https://lectern.example.net"}
-	ad := &api.Admin{Store: st, Controls: &latest.Queue{Client: rc, Store: st}, Paces: latest.Paces{}, Budgets: budgets, Policy: latest.PolicyAdaptive}
+	lib := &bookmark.Service{Store: st, Registry: reg, Acquire: poll.Acquirer{Client: rc}, BaseURL: "https://lectern.example.net"}
+	ad := &api.Admin{Store: st, Console: &poll.Console{Store: st, Registry: reg, Controls: &poll.Queue{Client: rc, Store: st, Registry: reg},
+		Paces: fetch.Paces{}, Budgets: budgets, Policy: poll.PolicyAdaptive}}
 	a := &api.API{Store: st, Library: lib, Version: "test", AdminRoutes: []func(r chi.Router){ad.Routes}}
 	srv := httptest.NewServer(a.Routes())
 	t.Cleanup(srv.Close)
@@ -115,7 +119,7 @@ func TestOwnerSeesEverySeriesSchedule(t *testing.T) {
 
 	// Their Acquisitions ran: nothing is queued.
 	b.exec(`DELETE FROM river_job`)
-	plan := &latest.Adaptive{Store: b.st, Planner: schedule.Planner{Interval: time.Hour}, Budgets: b.budgets,
+	plan := &poll.Adaptive{Store: b.st, Registry: latest.Default(), Planner: schedule.Planner{Interval: time.Hour}, Budgets: b.budgets,
 		Now: func() time.Time { return monday }}
 	_, err = plan.Run(ctx, b.rc)
 	require.NoError(t, err)
@@ -123,7 +127,7 @@ func TestOwnerSeesEverySeriesSchedule(t *testing.T) {
 	var s api.SeriesScheduleJSON
 	require.Equal(t, http.StatusOK, b.getJSON("/admin/series/"+weeklyKey+"/schedule", &s))
 	require.Equal(t, weeklyKey, s.Key)
-	require.Equal(t, latest.PolicyAdaptive, s.Policy)
+	require.Equal(t, poll.PolicyAdaptive, s.Policy)
 	require.Equal(t, schedule.ReasonSafety, s.NextPollReason, "a day before the window: a safety check")
 	require.NotNil(t, s.NextPollAt)
 	require.True(t, s.NextPollAt.After(monday), "%s", s.NextPollAt)
@@ -161,7 +165,7 @@ func TestOwnerSeesEverySeriesSchedule(t *testing.T) {
 	b.exec(`UPDATE series SET poll_failures = 2, poll_status = 'problem', poll_problem = 'not_series_page: no chapters', poll_body_len = 512 WHERE key = $1`, youngKey)
 	var st api.StatusJSON
 	require.Equal(t, http.StatusOK, b.getJSON("/admin/status", &st))
-	require.Equal(t, latest.PolicyAdaptive, st.Policy)
+	require.Equal(t, poll.PolicyAdaptive, st.Policy)
 	require.Len(t, st.Failing, 1)
 	require.Equal(t, schedule.ReasonNoHistory, st.Failing[0].NextPollReason)
 	require.NotNil(t, st.Failing[0].NextPollAt)
@@ -186,7 +190,7 @@ func TestOwnerSeesEverySeriesSchedule(t *testing.T) {
 
 func mustSite(t *testing.T, name string) *latest.Site {
 	t.Helper()
-	s, ok := latest.Lookup(name)
+	s, ok := latest.Default().Lookup(name)
 	require.True(t, ok, name)
 	return s
 }
@@ -196,7 +200,7 @@ func TestOwnerRetriesAndCancelsJobs(t *testing.T) {
 	b := setupAdmin(t)
 	ctx := context.Background()
 	insert := func(key string) int64 {
-		res, err := b.rc.Insert(ctx, latest.PollArgs{Key: key, Reason: "test"}, nil)
+		res, err := b.rc.Insert(ctx, poll.PollArgs{Key: key, Reason: "test"}, nil)
 		require.NoError(t, err)
 		return res.Job.ID
 	}

@@ -154,7 +154,7 @@ func (a *API) resolve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "url is required: /api/resolve?url=<a Site page>")
 		return
 	}
-	ref, err := latest.Resolve(raw)
+	ref, err := a.Library.Registry.Resolve(raw)
 	switch {
 	case errors.Is(err, latest.ErrBadURL):
 		writeError(w, http.StatusBadRequest, err.Error())

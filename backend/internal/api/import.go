@@ -57,7 +57,7 @@ func (a *API) importBookmarks(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "request body is empty: send the file to import")
 		return
 	}
-	im := &portability.Importer{Library: a.Library, Logger: a.log()}
+	im := &portability.Importer{Bookmarks: a.Library, Logger: a.log()}
 	rep, err := im.Import(r.Context(), reader.ID, format, body, opts)
 	switch {
 	case errors.Is(err, portability.ErrTooMany):

@@ -21,6 +21,7 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
+	"github.com/lectern-reader/lectern/backend/internal/poll"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -40,7 +41,7 @@ func setup(t *testing.T) *bundle {
 	st := store.New(pgtest.New(t))
 	rc, err := river.NewClient(riverpgxv5.New(st.Pool), &river.Config{})
 	require.NoError(t, err)
-	lib := &bookmark.Service{Store: st, Acquire: latest.Acquirer{Client: rc}, BaseURL: "https://lectern.example.net"}
+	lib := &bookmark.Service{Store: st, Registry: latest.Default(), Acquire: poll.Acquirer{Client: rc}, BaseURL: "https://lectern.example.net"}
 	a := &api.API{Store: st, Library: lib, Version: "test"}
 	a.ReaderRoutes = append(a.ReaderRoutes, a.ExportRoutes, a.ImportRoutes)
 	srv := httptest.NewServer(a.Routes())
@@ -83,7 +84,7 @@ func (b *bundle) do(method, path, token string, body io.Reader) response {
 
 func (b *bundle) put(readerID int64, seriesURL, title, chapter string) {
 	b.t.Helper()
-	ref, err := latest.Resolve(seriesURL)
+	ref, err := latest.Default().Resolve(seriesURL)
 	require.NoError(b.t, err)
 	_, _, err = b.lib.Put(context.Background(), readerID, ref.Key, bookmark.PutRequest{Site: ref.Site, SeriesURL: seriesURL, Title: title, Chapter: chapter})
 	require.NoError(b.t, err)

@@ -26,6 +26,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/lectern-reader/lectern/backend/internal/blob"
+	"github.com/lectern-reader/lectern/backend/internal/fetch"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
@@ -99,7 +100,7 @@ type Service struct {
 	Pages *blob.Store
 	// Fetch is the Poll's fetcher: pinned to each Site's hosts and paced,
 	// the browser for a browser Site. Chapter pages go through it too.
-	Fetch latest.Fetcher
+	Fetch fetch.Fetcher
 	// Images is the destination gate page images are fetched through.
 	Images Images
 	// Pacer paces page images by their own host.
@@ -108,8 +109,10 @@ type Service struct {
 	// BaseURL is PUBLIC_BASE_URL without a trailing slash, for the absolute
 	// export URLs on the wire.
 	BaseURL string
-	// Paces overrides a Site's pace (SITE_PACE); absent Sites use their own.
-	Paces map[string]time.Duration
+	// Registry names the Sites; Policy decides back-off, snoozes and
+	// paces, as for the Poll and the Cover job.
+	Registry *latest.Registry
+	Policy   *fetch.Policy
 	// JobTimeout bounds one attempt at a chapter; 0 means DefaultJobTimeout.
 	JobTimeout time.Duration
 	// Now is the clock; nil means time.Now.
@@ -167,13 +170,6 @@ func (s *Service) now() time.Time {
 	return time.Now()
 }
 
-func (s *Service) pace(site *latest.Site) time.Duration {
-	if d, ok := s.Paces[site.Name]; ok {
-		return d
-	}
-	return site.Pace
-}
-
 // open opens a stored page for an export.
 func (s *Service) open(address string) (io.ReadCloser, error) {
 	f, err := s.Pages.Open(address)
@@ -184,12 +180,12 @@ func (s *Service) open(address string) (io.ReadCloser, error) {
 }
 
 // siteOf returns the registry's Site of a Series key.
-func siteOf(key string) (*latest.Site, error) {
+func (s *Service) siteOf(key string) (*latest.Site, error) {
 	name, _, ok := latest.SplitKey(key)
 	if !ok {
 		return nil, fmt.Errorf("series key %q: %w", key, latest.ErrNotSeriesURL)
 	}
-	site, ok := latest.Lookup(name)
+	site, ok := s.Registry.Lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("series %s: %w", key, latest.ErrUnknownSite)
 	}

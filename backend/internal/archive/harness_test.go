@@ -27,10 +27,12 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/credential"
+	"github.com/lectern-reader/lectern/backend/internal/fetch"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/pacing"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
+	"github.com/lectern-reader/lectern/backend/internal/poll"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 	"github.com/lectern-reader/lectern/backend/internal/web"
 )
@@ -64,25 +66,19 @@ func newService(st *store.Store, dir, siteAddr string, pool *x509.CertPool, o ri
 		Resolver: resolver{}, Dial: dialer(siteAddr), RootCAs: pool,
 		Timeout: 20 * time.Second, MaxBytes: 4 << 20,
 	})
-	gate := pacing.New(st, pacing.Options{Jitter: -1})
-	paces := map[string]time.Duration{}
-	for _, s := range latest.Sites() {
+	reg := latest.Default()
+	paces := fetch.Paces{}
+	for _, s := range reg.Sites() {
 		paces[s.Name] = 0
 	}
 	for k, v := range o.Paces {
 		paces[k] = v
 	}
-	lp, err := latest.NewPaces(paces)
-	if err != nil {
-		return nil, nil, err
-	}
-	plain := latest.NewPlainFetcher(latest.PlainOptions{
-		Dial: dest.DialContext, RootCAs: pool, Timeout: 20 * time.Second,
-		Pace: func(ctx context.Context, host string) error { return gate.Wait(ctx, host, lp.ForHost(host)) },
-	})
+	tree := fetch.New(fetch.Options{Registry: reg, Paces: paces, States: st, Pacer: pacing.New(st, pacing.Options{Jitter: -1}),
+		Gate: dest, Plain: fetch.PlainOptions{Timeout: 20 * time.Second}, RootCAs: pool})
 	svc := &archive.Service{
-		Store: st, Pages: &blob.Store{Dir: dir}, Fetch: &latest.Fetchers{Plain: plain},
-		Images: dest, Pacer: gate, Paces: paces, Logger: logger, BaseURL: "https://lectern.test",
+		Store: st, Pages: &blob.Store{Dir: dir}, Fetch: tree.Sites, Registry: reg, Policy: tree.Policy,
+		Images: dest, Pacer: tree.Pacer, Logger: logger, BaseURL: "https://lectern.test",
 		JobTimeout: o.JobTimeout, MaxRunning: o.MaxRunning, MaxPerSite: o.MaxPerSite,
 		// Short, so a test does not wait out a snooze that a wake missed.
 		BusySnooze: 200 * time.Millisecond,
@@ -153,7 +149,7 @@ func (r *rig) serveHTTP() {
 	r.ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { h.ServeHTTP(w, req) }))
 	r.t.Cleanup(r.ts.Close)
 	r.svc.BaseURL = r.ts.URL
-	r.lib = &bookmark.Service{Store: r.st, Acquire: latest.Acquirer{Client: r.river}, BaseURL: r.ts.URL}
+	r.lib = &bookmark.Service{Store: r.st, Registry: latest.Default(), Acquire: poll.Acquirer{Client: r.river}, BaseURL: r.ts.URL}
 	ar := &api.Archive{Service: r.svc, Logger: quietLogger()}
 	a := &api.API{Store: r.st, Library: r.lib, Version: "test", Logger: quietLogger(),
 		ReaderRoutes: []func(chi.Router){ar.ReaderRoutes}, AdminRoutes: []func(chi.Router){ar.AdminRoutes}}
@@ -190,7 +186,7 @@ func (r *rig) reader(name string, owner, enabled bool) (store.Reader, string) {
 // with the title the Poll would have stored.
 func (r *rig) hold(rd store.Reader, seriesURL, title string) string {
 	r.t.Helper()
-	ref, err := latest.Resolve(seriesURL)
+	ref, err := latest.Default().Resolve(seriesURL)
 	require.NoError(r.t, err)
 	_, err = r.st.PutBookmarkKeepProgress(context.Background(), rd.ID,
 		store.NewSeries{Key: ref.Key, Site: ref.Site, Kind: string(ref.Kind), SeriesURL: ref.SeriesURL}, "")

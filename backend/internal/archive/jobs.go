@@ -16,9 +16,11 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/lectern-reader/lectern/backend/internal/fetch"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/browser"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
+	"github.com/lectern-reader/lectern/backend/internal/riverjob"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -32,11 +34,11 @@ type ChapterArgs struct {
 }
 
 // Kind is River's job kind.
-func (ChapterArgs) Kind() string { return "archive_chapter" }
+func (ChapterArgs) Kind() string { return riverjob.ArchiveChapter }
 
 // InsertOpts are the defaults of every chapter job.
 func (ChapterArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: MaxAttempts, Priority: PriorityChapter, UniqueOpts: uniqueInFlight}
+	return river.InsertOpts{MaxAttempts: MaxAttempts, Priority: PriorityChapter, UniqueOpts: riverjob.UniqueInFlight()}
 }
 
 // SeriesArgs is the archive_series job: resolve a Reader's request against
@@ -47,21 +49,11 @@ type SeriesArgs struct {
 }
 
 // Kind is River's job kind.
-func (SeriesArgs) Kind() string { return "archive_series" }
+func (SeriesArgs) Kind() string { return riverjob.ArchiveSeries }
 
 // InsertOpts are the defaults of every request job.
 func (SeriesArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: MaxAttempts, Priority: PriorityRequest, UniqueOpts: uniqueInFlight}
-}
-
-// uniqueInFlight keeps one job per chapter (or request) queued or running; a
-// finished one does not block a later retry.
-var uniqueInFlight = river.UniqueOpts{
-	ByArgs: true,
-	ByState: []rivertype.JobState{
-		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
-		rivertype.JobStateRetryable, rivertype.JobStateScheduled,
-	},
+	return river.InsertOpts{MaxAttempts: MaxAttempts, Priority: PriorityRequest, UniqueOpts: riverjob.UniqueInFlight()}
 }
 
 // AddWorkers registers the archive's job kinds with the workers of the one
@@ -105,20 +97,6 @@ func (s *Service) jobTimeout() time.Duration {
 	return DefaultJobTimeout
 }
 
-// pageFetcher is the Poll's fetcher as a Site's ChapterList override uses it.
-type pageFetcher struct {
-	f    latest.Fetcher
-	site *latest.Site
-}
-
-func (p pageFetcher) FetchPage(ctx context.Context, rawURL string) ([]byte, error) {
-	page, err := p.f.FetchSeries(ctx, p.site, rawURL, latest.Conditional{})
-	if err != nil {
-		return nil, err
-	}
-	return page.Body, nil
-}
-
 // verdict is what an error means for a job.
 type verdict int
 
@@ -136,7 +114,7 @@ const (
 // judge names an error: what to do, the problem code to record, and the
 // Retry-After a refusal asked for.
 func judge(err error) (verdict, string, time.Duration) {
-	var se *latest.StatusError
+	var se *fetch.StatusError
 	switch {
 	case latest.IsBackoffProblem(err), errors.Is(err, browser.ErrChallenge):
 		code := latest.ProblemCode(err)
@@ -153,11 +131,11 @@ func judge(err error) (verdict, string, time.Duration) {
 			return retryLater, code, 0
 		}
 		return giveUp, code, 0
-	case errors.Is(err, latest.ErrNoBrowser), errors.Is(err, browser.ErrNoBrowser):
+	case errors.Is(err, fetch.ErrNoBrowser), errors.Is(err, browser.ErrNoBrowser):
 		return giveUp, ProblemUnavailable, 0
-	case errors.Is(err, latest.ErrForeignHost), errors.Is(err, browser.ErrHostPin):
+	case errors.Is(err, fetch.ErrForeignHost), errors.Is(err, browser.ErrHostPin):
 		return giveUp, ProblemRefused, 0
-	case errors.Is(err, latest.ErrTooLarge), errors.Is(err, browser.ErrTooLarge):
+	case errors.Is(err, fetch.ErrTooLarge), errors.Is(err, browser.ErrTooLarge):
 		return giveUp, ProblemTooLarge, 0
 	}
 	if code := latest.ProblemCode(err); code != "" {
@@ -208,36 +186,26 @@ func imageStatus(err error) int {
 	return se.Status
 }
 
-// snoozeUntil is the snooze to the end of a back-off with up to 10% (at
-// most a minute) of jitter, so a Site's jobs do not all wake at once.
-func snoozeUntil(until, now time.Time) time.Duration {
-	d := max(until.Sub(now), time.Second)
-	return d + time.Duration(rand.Float64()*float64(min(d/10, time.Minute)))
-}
-
-// pausedFor is how long the Site's back-off still runs, 0 when none.
+// pausedFor is how long a job of the Site waits its back-off out, 0 when
+// it is not backing off.
 func (s *Service) pausedFor(ctx context.Context, site *latest.Site) (time.Duration, error) {
-	st, err := s.Store.SiteStateOf(ctx, site.Name)
-	if err != nil {
+	until, paused, err := s.Policy.BackingOff(ctx, site.Name)
+	if err != nil || !paused {
 		return 0, err
 	}
-	now := s.now()
-	if until, paused := st.Paused(now); paused {
-		return snoozeUntil(until, now), nil
-	}
-	return 0, nil
+	return s.Policy.Snooze(until), nil
 }
 
 // refused backs the Site off, exactly as the Poll does, and returns the
 // snooze that waits it out.
 func (s *Service) refused(ctx context.Context, site *latest.Site, code string, retryAfter time.Duration, err error) error {
 	until, berr := s.Store.BackOffSite(ctx, site.Name, code+": "+err.Error(), func(n int) time.Duration {
-		return latest.BackoffPause(n, retryAfter)
+		return fetch.BackoffPause(n, retryAfter)
 	})
 	if berr != nil {
 		return berr
 	}
-	return river.JobSnooze(snoozeUntil(until, s.now()))
+	return river.JobSnooze(s.Policy.Snooze(until))
 }
 
 // stopping reports a context ended by a shutdown or the Owner's cancel (not
@@ -264,7 +232,7 @@ func (s *Service) archiveChapter(ctx context.Context, a ChapterArgs, attempt, ma
 		// Cancelled by the Owner, or finished by an earlier attempt.
 		return nil
 	}
-	site, err := siteOf(ch.SeriesKey)
+	site, err := s.siteOf(ch.SeriesKey)
 	if err != nil {
 		_ = s.Store.FailArchiveChapter(ctx, ch.ID, ProblemUnavailable, err.Error())
 		return river.JobCancel(err)
@@ -284,7 +252,7 @@ func (s *Service) archiveChapter(ctx context.Context, a ChapterArgs, attempt, ma
 
 	fail := func(err error) error { return s.chapterFailed(ctx, log, site, ch, attempt, maxAttempts, err) }
 	start := s.now()
-	page, err := s.Fetch.FetchSeries(ctx, site, ch.URL, latest.Conditional{})
+	page, err := s.Fetch.FetchSeries(ctx, site, ch.URL, fetch.Conditional{})
 	if err != nil {
 		return fail(err)
 	}
@@ -418,7 +386,7 @@ func (s *Service) storePage(ctx context.Context, site *latest.Site, chapterURL s
 	if err != nil || u.Hostname() == "" {
 		return store.ArchivePage{}, 0, &gate.RefusedError{Class: gate.ClassMalformed, Target: pageURL, Err: err}
 	}
-	if err := s.Pacer.Wait(ctx, u.Hostname(), s.pace(site)); err != nil {
+	if err := s.Pacer.Wait(ctx, u.Hostname(), s.Policy.PaceOfImage(u.Hostname(), site)); err != nil {
 		return store.ArchivePage{}, 0, err
 	}
 	img, err := s.Images.FetchImage(ctx, pageURL, chapterURL)

@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/lectern-reader/lectern/backend/internal/fetch"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -209,7 +210,7 @@ func (s *Service) resolveRequest(ctx context.Context, a SeriesArgs, attempt, max
 	if req.State != store.ArchiveQueued {
 		return nil
 	}
-	site, err := siteOf(req.SeriesKey)
+	site, err := s.siteOf(req.SeriesKey)
 	if err != nil {
 		return s.finishRequest(ctx, req, store.ArchiveRequestOutcome{State: store.ArchiveFailed, Problem: ProblemUnavailable, Detail: err.Error()})
 	}
@@ -233,7 +234,7 @@ func (s *Service) resolveRequest(ctx context.Context, a SeriesArgs, attempt, max
 	}
 
 	fail := func(err error) error { return s.requestFailed(ctx, log, site, req, attempt, maxAttempts, err) }
-	page, err := s.Fetch.FetchSeries(ctx, site, ser.SeriesURL, latest.Conditional{})
+	page, err := s.Fetch.FetchSeries(ctx, site, ser.SeriesURL, fetch.Conditional{})
 	if err != nil {
 		return fail(err)
 	}
@@ -241,7 +242,7 @@ func (s *Service) resolveRequest(ctx context.Context, a SeriesArgs, attempt, max
 	if u, err := url.Parse(page.URL); err == nil && page.URL != "" && site.HasHost(u.Hostname()) {
 		seriesURL = page.URL
 	}
-	chapters, err := site.AllChapters(ctx, pageFetcher{f: s.Fetch, site: site}, seriesURL, page.Body)
+	chapters, err := site.AllChapters(ctx, fetch.Pages(s.Fetch, site), seriesURL, page.Body)
 	if err != nil {
 		return fail(err)
 	}

@@ -34,7 +34,7 @@ func numbers(chapters []latest.Chapter) []string {
 // locked (premium, early access).
 func TestScopesSelect(t *testing.T) {
 	t.Parallel()
-	site, _ := latest.Lookup("asura")
+	site, _ := latest.Default().Lookup("asura")
 	page, _ := url.Parse(asuraURL)
 	list, err := site.Chapters([]byte(readFixture(t, "asura", "series.html")), page)
 	require.NoError(t, err)

@@ -34,11 +34,12 @@ type Hinter interface {
 	Hint(ctx context.Context, key string) error
 }
 
-// Library records Bookmarks and renders them for the wire.
+// Service records Bookmarks and renders them for the wire.
 type Service struct {
-	Store   *store.Store
-	Acquire Acquirer
-	Hint    Hinter // optional
+	Store    *store.Store
+	Registry *latest.Registry
+	Acquire  Acquirer
+	Hint     Hinter // optional
 	// BaseURL is PUBLIC_BASE_URL without a trailing slash: Cover URLs on the
 	// wire are absolute because the panel renders on a Site's origin.
 	BaseURL string
@@ -138,7 +139,7 @@ func (l *Service) validate(key string, req PutRequest) (latest.Ref, *store.Progr
 	if req.Site == "" {
 		return latest.Ref{}, nil, invalid("site is required")
 	}
-	site, ok := latest.Lookup(req.Site)
+	site, ok := l.Registry.Lookup(req.Site)
 	if !ok {
 		return latest.Ref{}, nil, invalid("unknown site %q", req.Site)
 	}

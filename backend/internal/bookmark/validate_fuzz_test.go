@@ -22,7 +22,7 @@ func FuzzValidate(f *testing.F) {
 	f.Add("novelfull:the-legendary-mechanic", "novelfull", "https://novelfull.com/the-legendary-mechanic.html", "", "", 0.0, false)
 	f.Add("lightnovelworld:shadow-slave", "lightnovelworld", "https://www.lightnovelworld.com/novel/shadow-slave/chapter-3", "3", "//evil.example/x", math.Inf(1), true)
 	f.Add("kagane:z", "kagane", "https://user:pw@kagane.to/series/z", "\x00", "https://kagane.to/series/z/reader/1", math.NaN(), true)
-	l := &Service{}
+	l := &Service{Registry: latest.Default()}
 	f.Fuzz(func(t *testing.T, key, site, seriesURL, chapter, chapterURL string, number float64, hasNumber bool) {
 		req := PutRequest{Site: site, SeriesURL: seriesURL, Chapter: chapter, ChapterURL: chapterURL}
 		if hasNumber {
@@ -36,7 +36,7 @@ func FuzzValidate(f *testing.F) {
 			}
 			return
 		}
-		again, rerr := latest.Resolve(ref.SeriesURL)
+		again, rerr := latest.Default().Resolve(ref.SeriesURL)
 		if ref.Key != key || ref.Site != site || rerr != nil || again.Key != key {
 			t.Fatalf("validate(%q, %+v) accepted %+v (series URL resolves to %+v, %v)", key, req, ref, again, rerr)
 		}
@@ -51,7 +51,7 @@ func FuzzValidate(f *testing.F) {
 		}
 		if prog.ChapterURL != "" {
 			u, err := url.Parse(prog.ChapterURL)
-			s, _ := latest.Lookup(site)
+			s, _ := latest.Default().Lookup(site)
 			if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.User != nil || !s.HasHost(strings.ToLower(u.Hostname())) {
 				t.Fatalf("validate accepted chapter URL %q for %s", prog.ChapterURL, site)
 			}

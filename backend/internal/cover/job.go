@@ -13,12 +13,14 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/lectern-reader/lectern/backend/internal/blob"
+	"github.com/lectern-reader/lectern/backend/internal/fetch"
+	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/imagetype"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/metrics"
+	"github.com/lectern-reader/lectern/backend/internal/riverjob"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -38,42 +40,30 @@ type FetchArgs struct {
 }
 
 // Kind is River's job kind.
-func (FetchArgs) Kind() string { return "fetch_cover" }
+func (FetchArgs) Kind() string { return riverjob.FetchCover }
 
 // InsertOpts: one Cover job in flight per Series, and a single attempt: a
 // failure is retried by the Series' next poll, never by a retry queue of
 // the Cover's own.
 func (FetchArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 1, Priority: 2, UniqueOpts: river.UniqueOpts{
-		ByArgs: true,
-		ByState: []rivertype.JobState{
-			rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
-			rivertype.JobStateRetryable, rivertype.JobStateScheduled,
-		},
-	}}
+	return river.InsertOpts{MaxAttempts: 1, Priority: 2, UniqueOpts: riverjob.UniqueInFlight()}
 }
 
-// Queue queues Cover jobs; it implements latest.CoverQueue.
+// Queue queues Cover jobs; it implements poll.CoverQueue.
 type Queue struct {
 	Client *river.Client[pgx.Tx]
 }
 
-// QueueCover implements latest.CoverQueue.
-func (q Queue) QueueCover(ctx context.Context, req latest.CoverRequest) error {
-	_, err := q.Client.Insert(ctx, FetchArgs{Key: req.Key, Site: req.Site, Address: req.Address, SeriesURL: req.SeriesURL, Refetch: req.Refetch}, nil)
-	if err != nil {
-		return fmt.Errorf("queue cover of %s: %w", req.Key, err)
+// QueueCover implements poll.CoverQueue.
+func (q Queue) QueueCover(ctx context.Context, args FetchArgs) error {
+	if _, err := q.Client.Insert(ctx, args, nil); err != nil {
+		return fmt.Errorf("queue cover of %s: %w", args.Key, err)
 	}
 	return nil
 }
 
 // Image is a fetched image whose bytes proved their type.
-type Image struct {
-	Bytes       []byte
-	ContentType string
-	// URL is where the bytes came from, after redirects.
-	URL string
-}
+type Image = gate.Image
 
 // ImageFetcher fetches an image through the destination gate
 // (destination.Client, adapted in the composition).
@@ -89,8 +79,9 @@ type BrowserImages interface {
 }
 
 // ErrNoBrowser: the Cover is served only to a browser and none is
-// configured; the Series keeps no Cover and nothing else degrades.
-var ErrNoBrowser = errors.New("no browser configured for a browser-only Cover")
+// configured; the Series keeps no Cover and nothing else degrades. It is
+// the fetchers' own, so one errors.Is covers every fetch.
+var ErrNoBrowser = fetch.ErrNoBrowser
 
 // Fetcher acquires Covers: it runs the fetch_cover job.
 type Fetcher struct {
@@ -103,13 +94,19 @@ type Fetcher struct {
 	Browser BrowserImages
 	// MaxBytes caps browser-fetched bytes, as the gate caps its own.
 	MaxBytes int64
-	// Pace is the pacing gate (pacing.Gate.Wait), called with the image's
-	// host before a plain fetch; browser fetches are paced by the browser.
-	Pace  func(ctx context.Context, host string, every time.Duration) error
-	Paces latest.Paces
-	// BrowserTimeout bounds a browser fetch (0: latest.DefaultBrowserTimeout).
-	BrowserTimeout time.Duration
-	Logger         *slog.Logger
+	// Pacer is the pacing gate, waited at with the image's host before a
+	// fetch through the destination gate; browser fetches are paced by the
+	// browser.
+	Pacer Pacer
+	// Policy routes the address, says whether its Site backs off and paces
+	// it, as for the Poll and the Archive.
+	Policy *fetch.Policy
+	Logger *slog.Logger
+}
+
+// Pacer is the per-host pacing gate (*pacing.Gate).
+type Pacer interface {
+	Wait(ctx context.Context, host string, every time.Duration) error
 }
 
 func (f *Fetcher) log() *slog.Logger {
@@ -191,51 +188,45 @@ func (f *Fetcher) get(ctx context.Context, ser store.Series, args FetchArgs) (Im
 		return Image{}, fmt.Errorf("cover address %q is not a URL", args.Address)
 	}
 	host := strings.ToLower(u.Hostname())
-	hostSite, onSite := latest.HostSite(host)
-	if onSite {
-		st, err := f.Store.SiteStateOf(ctx, hostSite.Name)
+	hostSite, route := f.Policy.ImageRoute(host)
+	if hostSite != nil {
+		until, paused, err := f.Policy.BackingOff(ctx, hostSite.Name)
 		if err != nil {
 			return Image{}, err
 		}
-		if until, paused := st.Paused(time.Now()); paused {
+		if paused {
 			return Image{}, fmt.Errorf("%s is backing off until %s", hostSite.Name, until.UTC().Format(time.RFC3339))
 		}
 	}
-	if onSite && hostSite.Browser != nil && !hostSite.Browser.Fallback {
+	switch route {
+	case fetch.RouteBrowser:
 		return f.viaBrowser(ctx, hostSite, host, u, ser.SeriesURL)
+	case fetch.RouteNone:
+		return Image{}, ErrNoBrowser
 	}
-	if f.Pace != nil {
-		every := latest.DefaultPace
-		if onSite {
-			every = f.Paces.Of(hostSite)
-		} else if site, ok := latest.Lookup(ser.Site); ok {
-			// A Cover CDN is no Site host: it is paced as the Series' Site.
-			every = f.Paces.Of(site)
-		}
-		if err := f.Pace(ctx, host, every); err != nil {
+	if f.Pacer != nil {
+		series, _ := f.Policy.Registry.Lookup(ser.Site)
+		if err := f.Pacer.Wait(ctx, host, f.Policy.PaceOfImage(host, series)); err != nil {
 			return Image{}, err
 		}
 	}
-	return f.Images.FetchImage(ctx, u.String(), ser.SeriesURL)
+	img, err := f.Images.FetchImage(ctx, u.String(), ser.SeriesURL)
+	if err != nil {
+		metrics.NoteRefusal(ctx, err)
+	}
+	return img, err
 }
 
 func (f *Fetcher) viaBrowser(ctx context.Context, site *latest.Site, host string, u *url.URL, seriesURL string) (Image, error) {
 	if f.Browser == nil || !f.Browser.Enabled() {
 		return Image{}, ErrNoBrowser
 	}
-	hosts := make([]string, 0, 2*len(site.Hosts)+1)
-	for _, h := range site.Hosts {
-		hosts = append(hosts, h, "www."+h)
-	}
+	hosts := site.AllHostNames()
 	if !slices.Contains(hosts, host) {
 		// An API subdomain of the Site's own host (yuzuki.kagane.org).
 		hosts = append(hosts, host)
 	}
-	timeout := f.BrowserTimeout
-	if timeout <= 0 {
-		timeout = latest.DefaultBrowserTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := f.Policy.BrowserDeadline(ctx)
 	defer cancel()
 	max := f.MaxBytes
 	if max <= 0 {

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lectern-reader/lectern/backend/internal/blob"
+	"github.com/lectern-reader/lectern/backend/internal/fetch"
 	"github.com/lectern-reader/lectern/backend/internal/imagetype"
 	"github.com/lectern-reader/lectern/backend/internal/imagetype/imagetest"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
@@ -71,6 +72,12 @@ func (b *recordedBrowser) FetchImage(_ context.Context, pageURL, imageURL string
 	return b.data, b.ctype, nil
 }
 
+type pacerFunc func(ctx context.Context, host string, every time.Duration) error
+
+func (f pacerFunc) Wait(ctx context.Context, host string, every time.Duration) error {
+	return f(ctx, host, every)
+}
+
 type jobEnv struct {
 	st      *store.Store
 	covers  *blob.Store
@@ -85,11 +92,11 @@ func newJobEnv(t *testing.T) *jobEnv {
 	e := &jobEnv{st: store.New(pgtest.New(t)), covers: &blob.Store{Dir: t.TempDir()},
 		images: &recordedImages{image: Image{Bytes: imagetest.PNG(t, 4000), ContentType: imagetype.TypePNG}}, browser: &recordedBrowser{}}
 	e.f = &Fetcher{Store: e.st, Covers: e.covers, Images: e.images, Browser: e.browser, MaxBytes: 1 << 20,
-		Pace: func(_ context.Context, host string, every time.Duration) error {
+		Pacer: pacerFunc(func(_ context.Context, host string, every time.Duration) error {
 			e.paced = append(e.paced, fmt.Sprintf("%s@%s", host, every))
 			return nil
-		},
-		Paces:  latest.Paces{},
+		}),
+		Policy: &fetch.Policy{Registry: latest.Default(), Paces: fetch.Paces{}, States: e.st, Browser: e.browser},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	return e
 }
@@ -98,7 +105,7 @@ var readers int
 
 func (e *jobEnv) series(t *testing.T, seriesURL string) store.Series {
 	t.Helper()
-	ref, err := latest.Resolve(seriesURL)
+	ref, err := latest.Default().Resolve(seriesURL)
 	require.NoError(t, err)
 	readers++
 	r, err := e.st.CreateReader(context.Background(), fmt.Sprintf("r%d", readers), "x", false)

@@ -84,7 +84,7 @@ func TestBrowserKilledMidReadRecovers(t *testing.T) {
 		c.BrowserURL = "http://127.0.0.1:" + port
 	})
 	token := newReader(t, l.st, "ann", false)
-	ref, err := latest.Resolve(fixturesites.KaganeSeries)
+	ref, err := latest.Default().Resolve(fixturesites.KaganeSeries)
 	require.NoError(t, err)
 	put(t, l.base, token, ref.Key, fixturesites.KaganeSeries, "Chapter 1")
 

@@ -32,7 +32,7 @@ func TestSIGKILLMidPollResumes(t *testing.T) {
 	t.Cleanup(pool.Close)
 	st := store.New(pool)
 	token := newReader(t, st, "ann", false)
-	ref, err := latest.Resolve(fixturesites.AsuraSeries)
+	ref, err := latest.Default().Resolve(fixturesites.AsuraSeries)
 	require.NoError(t, err)
 	dataDir := t.TempDir()
 	opts := replicaOptions{dbURL: dbURL, dataDir: dataDir, sites: sites, rescue: 5 * time.Second}

@@ -89,7 +89,7 @@ func (l *lectern) holdAll(t *testing.T, token string) map[string]string {
 	t.Helper()
 	keys := map[string]string{}
 	for _, u := range held {
-		ref, err := latest.Resolve(u)
+		ref, err := latest.Default().Resolve(u)
 		require.NoError(t, err)
 		put(t, l.base, token, ref.Key, u, "Chapter 1")
 		keys[ref.Site] = ref.Key

@@ -99,7 +99,7 @@ func TestFullVolumeDuringCoverWriteKeepsTheOldCover(t *testing.T) {
 	l := startLectern(t, sites, func(c *config.Config, _ *server.Seams) { c.CoverDir = coverDir })
 	ann := newReader(t, l.st, "ann", false)
 	owner := newReader(t, l.st, "olive", true)
-	ref, err := latest.Resolve(fixturesites.AsuraSeries)
+	ref, err := latest.Default().Resolve(fixturesites.AsuraSeries)
 	require.NoError(t, err)
 	put(t, l.base, ann, ref.Key, fixturesites.AsuraSeries, "Chapter 1")
 	require.Eventually(t, func() bool { return coverAddrOf(t, l.pool, ref.Key) == addressOf(oldCover) }, time.Minute, 50*time.Millisecond,

@@ -87,6 +87,9 @@ type Options struct {
 	Extra map[string]http.Handler
 	// Logger receives a line per request at debug level; default discards.
 	Logger *slog.Logger
+	// Registry names the Sites the fixtures are pages of; default the
+	// built-in Sites.
+	Registry *latest.Registry
 }
 
 // Server is a running fixture server.
@@ -385,7 +388,10 @@ var imgSrc = regexp.MustCompile(`(?i)<img\b[^>]*?\bsrc="([^"]+)"`)
 // chapter page image the registry reads from them, and the images the pages
 // show on hosts already known.
 func (s *Server) load() error {
-	for _, site := range latest.Sites() {
+	if s.opts.Registry == nil {
+		s.opts.Registry = latest.Default()
+	}
+	for _, site := range s.opts.Registry.Sites() {
 		for _, h := range site.Hosts {
 			s.known[h] = true
 			s.known["www."+h] = true
@@ -408,7 +414,7 @@ func (s *Server) load() error {
 	var shown []*url.URL
 	for i := range pages {
 		p := &pages[i]
-		site, ok := latest.Lookup(p.Site)
+		site, ok := s.opts.Registry.Lookup(p.Site)
 		if !ok {
 			return fmt.Errorf("fixture sites: page %s names unknown site %q", p.URL, p.Site)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-reader/lectern/backend/internal/fetch"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/fixturesites"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
@@ -38,8 +39,8 @@ func gateFor(s *fixturesites.Server) *gate.Client {
 	return gate.New(gate.Options{Resolver: s, Dial: s.DialContext, RootCAs: s.RootCAs(), Timeout: 10 * time.Second})
 }
 
-func plain(s *fixturesites.Server, g *gate.Client) *latest.PlainFetcher {
-	return latest.NewPlainFetcher(latest.PlainOptions{Dial: g.DialContext, RootCAs: s.RootCAs(), Timeout: 10 * time.Second})
+func plain(s *fixturesites.Server, g *gate.Client) *fetch.PlainFetcher {
+	return fetch.NewPlainFetcher(fetch.PlainOptions{Dial: g.DialContext, RootCAs: s.RootCAs(), Timeout: 10 * time.Second})
 }
 
 func fixture(t *testing.T, site, file string) []byte {
@@ -56,9 +57,9 @@ func TestEveryPageAnswersAtItsURLWithItsFixture(t *testing.T) {
 	s := start(t)
 	f := plain(s, gateFor(s))
 	for _, p := range s.Pages() {
-		site, ok := latest.Lookup(p.Site)
+		site, ok := latest.Default().Lookup(p.Site)
 		require.True(t, ok, p.Site)
-		page, err := f.Fetch(context.Background(), site, p.URL, latest.Conditional{})
+		page, err := f.Fetch(context.Background(), site, p.URL, fetch.Conditional{})
 		require.NoError(t, err, p.URL)
 		if p.File == "" {
 			require.Equal(t, p.Body, string(page.Body), p.URL)
@@ -88,14 +89,14 @@ func TestTheSeriesPagesResolveAndGiveTheirCovers(t *testing.T) {
 		if p.ReadAs != "" {
 			readAs = p.ReadAs
 		}
-		ref, err := latest.Resolve(readAs)
+		ref, err := latest.Default().Resolve(readAs)
 		require.NoError(t, err, readAs)
 		require.Equal(t, p.Site, ref.Site)
-		site, _ := latest.Lookup(p.Site)
+		site, _ := latest.Default().Lookup(p.Site)
 		// The registry's own series URL (no "www.") answers too: that is the
 		// address a Poll fetches.
 		if site.Browser == nil {
-			page, err := f.Fetch(context.Background(), site, ref.SeriesURL, latest.Conditional{})
+			page, err := f.Fetch(context.Background(), site, ref.SeriesURL, fetch.Conditional{})
 			require.NoError(t, err, ref.SeriesURL)
 			require.Equal(t, fixture(t, p.Site, p.File), page.Body)
 		}
@@ -164,9 +165,9 @@ func TestUnknownAddressesAreRefusedOr404(t *testing.T) {
 	t.Parallel()
 	s := start(t)
 	g := gateFor(s)
-	asura, _ := latest.Lookup("asura")
-	_, err := plain(s, g).Fetch(context.Background(), asura, fixturesites.AsuraSeries+"-nope", latest.Conditional{})
-	var se *latest.StatusError
+	asura, _ := latest.Default().Lookup("asura")
+	_, err := plain(s, g).Fetch(context.Background(), asura, fixturesites.AsuraSeries+"-nope", fetch.Conditional{})
+	var se *fetch.StatusError
 	require.ErrorAs(t, err, &se)
 	require.Equal(t, http.StatusNotFound, se.Status)
 
@@ -192,21 +193,21 @@ func TestModesAnswerLikeAnUnwellSite(t *testing.T) {
 	s := start(t)
 	g := gateFor(s)
 	f := plain(s, g)
-	asura, _ := latest.Lookup("asura")
-	fetch := func() error {
-		_, err := f.Fetch(context.Background(), asura, fixturesites.AsuraSeries, latest.Conditional{})
+	asura, _ := latest.Default().Lookup("asura")
+	get := func() error {
+		_, err := f.Fetch(context.Background(), asura, fixturesites.AsuraSeries, fetch.Conditional{})
 		return err
 	}
 	statusOf := func(err error) int {
-		var se *latest.StatusError
+		var se *fetch.StatusError
 		require.ErrorAs(t, err, &se)
 		return se.Status
 	}
 
 	s.SetMode("asurascans.com", fixturesites.TooManyRequests)
-	err := fetch()
+	err := get()
 	require.Equal(t, http.StatusTooManyRequests, statusOf(err))
-	var se *latest.StatusError
+	var se *fetch.StatusError
 	require.ErrorAs(t, err, &se)
 	require.Equal(t, time.Minute, se.RetryAfter)
 	// Another host is untouched.
@@ -214,11 +215,11 @@ func TestModesAnswerLikeAnUnwellSite(t *testing.T) {
 	require.NoError(t, err)
 
 	s.SetMode("asurascans.com", fixturesites.Unavailable)
-	require.Equal(t, http.StatusServiceUnavailable, statusOf(fetch()))
+	require.Equal(t, http.StatusServiceUnavailable, statusOf(get()))
 
 	s.SetMode("asurascans.com", fixturesites.Normal)
 	s.SetMode("", fixturesites.Unavailable)
-	require.NoError(t, fetch(), "a host's own mode wins over every host's")
+	require.NoError(t, get(), "a host's own mode wins over every host's")
 	_, err = g.FetchImage(context.Background(), s.CoverOf(fixturesites.AsuraSeries), "")
 	require.ErrorContains(t, err, "503")
 
@@ -226,7 +227,7 @@ func TestModesAnswerLikeAnUnwellSite(t *testing.T) {
 	s.SetMode("www.asurascans.com", fixturesites.Hang)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	_, err = f.Fetch(ctx, asura, fixturesites.AsuraSeries, latest.Conditional{})
+	_, err = f.Fetch(ctx, asura, fixturesites.AsuraSeries, fetch.Conditional{})
 	require.ErrorIs(t, err, context.DeadlineExceeded, "the request was held until the client gave up")
 	require.Equal(t, 4, s.Hits(fixturesites.AsuraSeries), "429, 503, 200 and the held request, \"www.\" or not")
 }
@@ -237,10 +238,10 @@ func TestCloseEndsHeldRequests(t *testing.T) {
 	require.NoError(t, err)
 	s.SetMode("", fixturesites.Hang)
 	f := plain(s, gateFor(s))
-	asura, _ := latest.Lookup("asura")
+	asura, _ := latest.Default().Lookup("asura")
 	done := make(chan error, 1)
 	go func() {
-		_, err := f.Fetch(context.Background(), asura, fixturesites.AsuraSeries, latest.Conditional{})
+		_, err := f.Fetch(context.Background(), asura, fixturesites.AsuraSeries, fetch.Conditional{})
 		done <- err
 	}()
 	require.Eventually(t, func() bool { return s.Hits(fixturesites.AsuraSeries) == 1 }, 10*time.Second, 10*time.Millisecond)

@@ -21,7 +21,7 @@ func BenchmarkExtract(b *testing.B) {
 		{"novelfull", "series.html", "chapter.html", mechanic + ".html", mechanic + "/chapter-1462.html"},
 	}
 	for _, tc := range sites {
-		site, _ := Lookup(tc.site)
+		site, _ := reg.Lookup(tc.site)
 		page, _ := url.Parse(tc.page)
 		chapterPage, _ := url.Parse(tc.chapterPage)
 		series := func(body []byte) {
@@ -81,7 +81,7 @@ func BenchmarkResolve(b *testing.B) {
 	b.Run("Resolve", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := Resolve(u); err != nil {
+			if _, err := reg.Resolve(u); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -113,7 +113,7 @@ func read(t *testing.T, tab context.Context, b *Browser, navigate, pageURL strin
 
 func TestKaganeReadInTheTab(t *testing.T) {
 	tab, site := newBrowser(t)
-	kagane, _ := Lookup("kagane")
+	kagane, _ := reg.Lookup("kagane")
 	series := "https://kagane.to/series/" + towerID
 
 	// Before the clearance cookie exists the API answers the interstitial:
@@ -148,8 +148,8 @@ func TestKaganeReadInTheTab(t *testing.T) {
 
 func TestBrowserReadsPinTheTabsHost(t *testing.T) {
 	tab, site := newBrowser(t)
-	kagane, _ := Lookup("kagane")
-	novelfull, _ := Lookup("novelfull")
+	kagane, _ := reg.Lookup("kagane")
+	novelfull, _ := reg.Lookup("novelfull")
 
 	// The tab ended up on another host (a redirect): the read refuses inside
 	// the page, before any request of its own.
@@ -166,7 +166,7 @@ func TestBrowserReadsPinTheTabsHost(t *testing.T) {
 
 func TestNovelfullReadInTheTab(t *testing.T) {
 	tab, _ := newBrowser(t)
-	novelfull, _ := Lookup("novelfull")
+	novelfull, _ := reg.Lookup("novelfull")
 	page := "https://novelfull.com/the-legendary-mechanic.html"
 	payload, err := read(t, tab, novelfull.Browser, page, page)
 	require.NoError(t, err)
@@ -182,8 +182,8 @@ func TestNovelfullReadInTheTab(t *testing.T) {
 // The URL handed to a read is pinned before the browser is touched.
 func TestBrowserReadsRefuseForeignURLs(t *testing.T) {
 	t.Parallel()
-	kagane, _ := Lookup("kagane")
-	novelfull, _ := Lookup("novelfull")
+	kagane, _ := reg.Lookup("kagane")
+	novelfull, _ := reg.Lookup("novelfull")
 	var payload string
 	for _, tc := range []struct {
 		b   *Browser
@@ -205,8 +205,8 @@ func TestBrowserReadsRefuseForeignURLs(t *testing.T) {
 
 func TestArrived(t *testing.T) {
 	t.Parallel()
-	kagane, _ := Lookup("kagane")
-	novelfull, _ := Lookup("novelfull")
+	kagane, _ := reg.Lookup("kagane")
+	novelfull, _ := reg.Lookup("novelfull")
 	for _, tc := range []struct {
 		b    *Browser
 		file string

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/PuerkitoBio/goquery"
 	"golang.org/x/net/html"
@@ -19,9 +18,6 @@ import (
 // Helpers shared by the Sites' extractors. Third-party bodies are hostile
 // input: every helper is linear in the body, never panics, and answers
 // "nothing" rather than a guess.
-
-// now is the clock early-access windows and upload ages are compared against.
-var now = time.Now
 
 // parseHTML parses a body into a document. The parser refuses nesting deeper
 // than 512 elements, which no real page reaches; such a body is named a

@@ -269,7 +269,7 @@ func TestExtract(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			site, ok := Lookup(tc.site)
+			site, ok := reg.Lookup(tc.site)
 			require.True(t, ok)
 			body := readFixture(t, tc.site, tc.file)
 			var page *url.URL
@@ -332,7 +332,7 @@ func checkProblem(t *testing.T, question string, err error, want string) {
 func TestExtractInvariants(t *testing.T) {
 	t.Parallel()
 	for _, tc := range extractCases {
-		site, _ := Lookup(tc.site)
+		site, _ := reg.Lookup(tc.site)
 		body := readFixture(t, tc.site, tc.file)
 		page, _ := url.Parse(tc.pageURL)
 		if tc.pageURL == "" {
@@ -413,14 +413,14 @@ func mustParse(t testing.TB, raw string) *url.URL {
 // placeholder, blanks) is skipped for the next source, never returned.
 func TestCoverSkipsUnusableCandidates(t *testing.T) {
 	t.Parallel()
-	demonic, _ := Lookup("demonic")
+	demonic, _ := reg.Lookup("demonic")
 	body := []byte(`<html><head><meta property="og:image" content="javascript:alert(1)"></head><body>
 <div id="manga-info-container"><div id="manga-page"><img data-src="  " src="/covers/Solo Max.webp"></div></div></body></html>`)
 	cover, err := demonic.Cover(body, mustParse(t, smln))
 	require.NoError(t, err)
 	require.Equal(t, "https://demonicscans.org/covers/Solo%20Max.webp", cover)
 
-	lnw, _ := Lookup("lightnovelworld")
+	lnw, _ := reg.Lookup("lightnovelworld")
 	body = []byte(`<html><body><h1 class="novel-title">T</h1><figure class="cover"><img src="data:image/gif;base64,R0lGOD" data-src=""></figure></body></html>`)
 	cover, err = lnw.Cover(body, mustParse(t, shadow))
 	require.NoError(t, err)

@@ -20,20 +20,20 @@ func FuzzResolve(f *testing.F) {
 		f.Add(tc)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		ref, err := Resolve(raw)
+		ref, err := reg.Resolve(raw)
 		if err != nil {
 			if !errors.Is(err, ErrBadURL) && !errors.Is(err, ErrUnknownSite) && !errors.Is(err, ErrNotSeriesURL) {
-				t.Fatalf("Resolve(%q): unnamed error %v", raw, err)
+				t.Fatalf("reg.Resolve(%q): unnamed error %v", raw, err)
 			}
 			return
 		}
 		site, slug, ok := SplitKey(ref.Key)
 		if !ok || site != ref.Site || strings.ContainsAny(slug, "/?#: ") {
-			t.Fatalf("Resolve(%q) = %+v: malformed key", raw, ref)
+			t.Fatalf("reg.Resolve(%q) = %+v: malformed key", raw, ref)
 		}
-		again, err := Resolve(ref.SeriesURL)
+		again, err := reg.Resolve(ref.SeriesURL)
 		if err != nil || again != ref {
-			t.Fatalf("Resolve(%q) = %+v, but its series URL resolves to %+v, %v", raw, ref, again, err)
+			t.Fatalf("reg.Resolve(%q) = %+v, but its series URL resolves to %+v, %v", raw, ref, again, err)
 		}
 	})
 }
@@ -64,7 +64,7 @@ func FuzzExtractLightnovelworld(f *testing.F) { fuzzSite(f, "lightnovelworld", s
 func FuzzExtractNovelfull(f *testing.F)       { fuzzSite(f, "novelfull", mechanic+".html") }
 
 func fuzzSite(f *testing.F, name, pageURL string) {
-	site, _ := Lookup(name)
+	site, _ := reg.Lookup(name)
 	entries, err := os.ReadDir(filepath.Join(fixtureDir, name))
 	if err != nil {
 		f.Fatal(err)

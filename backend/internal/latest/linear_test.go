@@ -79,7 +79,7 @@ func TestExtractionIsLinear(t *testing.T) {
 		{"lightnovelworld", "series.html", shadow}, {"lightnovelworld", "chapter.html", shadow + "/chapter-2301"},
 		{"novelfull", "series.html", mechanic + ".html"}, {"novelfull", "chapter.html", mechanic + "/chapter-1462.html"},
 	} {
-		site, _ := Lookup(tc.site)
+		site, _ := reg.Lookup(tc.site)
 		page := mustParse(t, tc.page)
 		requireLinear(t, site, page, grownBody(t, tc.site, tc.file, small), grownBody(t, tc.site, tc.file, large),
 			tc.site+"/"+tc.file+" with realistic noise")
@@ -101,7 +101,7 @@ func TestExtractionIsLinearOnHostileBodies(t *testing.T) {
 		"lightnovelworld": {"series.html", "chapter.html"}, "novelfull": {"series.html", "chapter.html"},
 	}
 	for site, names := range files {
-		s, _ := Lookup(site)
+		s, _ := reg.Lookup(site)
 		for _, file := range names {
 			for kind, noise := range hostileNoise {
 				body := readFixture(t, site, file)
@@ -112,7 +112,7 @@ func TestExtractionIsLinearOnHostileBodies(t *testing.T) {
 		}
 	}
 	// A text container holding the noise itself.
-	s, _ := Lookup("lightnovelworld")
+	s, _ := reg.Lookup("lightnovelworld")
 	wrap := func(n int) []byte {
 		return []byte(`<html><body><div id="chapter-container">` + strings.Repeat(`<p>A line of text, <em>emphasised</em>,<br>and broken.</p><div class="adsbox"><p>ad</p></div>`, n) + `</div></body></html>`)
 	}
@@ -126,7 +126,7 @@ func TestExtractionIsLinearInChapters(t *testing.T) {
 		t.Skip("builds large bodies")
 	}
 	for _, site := range []string{"asura", "demonic", "comix", "kagane", "lightnovelworld", "novelfull"} {
-		s, _ := Lookup(site)
+		s, _ := reg.Lookup(site)
 		small, page := longList(t, site, 2000)
 		large, _ := longList(t, site, 8000)
 		chapters, err := s.Chapters(large, mustParse(t, page))

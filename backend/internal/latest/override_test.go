@@ -42,7 +42,7 @@ func (f *fixtureFetcher) FetchPage(ctx context.Context, rawURL string) ([]byte, 
 
 func TestAllChaptersLightnovelworldWalksListPages(t *testing.T) {
 	t.Parallel()
-	site, _ := Lookup("lightnovelworld")
+	site, _ := reg.Lookup("lightnovelworld")
 	f := &fixtureFetcher{pages: map[string][]byte{
 		"https://lightnovelworld.com/novel/shadow-slave/chapters/page-1": readFixture(t, "lightnovelworld", "chapters-page-1.html"),
 		"https://lightnovelworld.com/novel/shadow-slave/chapters/page-2": readFixture(t, "lightnovelworld", "chapters-page-2.html"),
@@ -62,7 +62,7 @@ func TestAllChaptersLightnovelworldWalksListPages(t *testing.T) {
 
 func TestAllChaptersLightnovelworldCoListForm(t *testing.T) {
 	t.Parallel()
-	site, _ := Lookup("lightnovelworld")
+	site, _ := reg.Lookup("lightnovelworld")
 	f := &fixtureFetcher{pages: map[string][]byte{
 		"https://lightnovelworld.co/novel/shadow-slave/chapters?page=1": readFixture(t, "lightnovelworld", "chapters-page-1.html"),
 	}}
@@ -74,7 +74,7 @@ func TestAllChaptersLightnovelworldCoListForm(t *testing.T) {
 
 func TestAllChaptersLightnovelworldProblems(t *testing.T) {
 	t.Parallel()
-	site, _ := Lookup("lightnovelworld")
+	site, _ := reg.Lookup("lightnovelworld")
 	series := readFixture(t, "lightnovelworld", "series.html")
 
 	f := &fixtureFetcher{pages: map[string][]byte{}}
@@ -101,7 +101,7 @@ func TestAllChaptersLightnovelworldProblems(t *testing.T) {
 
 func TestAllChaptersNovelfullAsksTheOptionEndpoint(t *testing.T) {
 	t.Parallel()
-	site, _ := Lookup("novelfull")
+	site, _ := reg.Lookup("novelfull")
 	f := &fixtureFetcher{pages: map[string][]byte{
 		"https://novelfull.com/ajax-chapter-option?novelId=1207": readFixture(t, "novelfull", "ajax-chapter-option.html"),
 	}}
@@ -116,7 +116,7 @@ func TestAllChaptersNovelfullAsksTheOptionEndpoint(t *testing.T) {
 
 func TestAllChaptersNovelfullFallsBackToPages(t *testing.T) {
 	t.Parallel()
-	site, _ := Lookup("novelfull")
+	site, _ := reg.Lookup("novelfull")
 	// The list as two pages: the fixture's pagination ends at page 2.
 	first := bytes.ReplaceAll(readFixture(t, "novelfull", "series.html"),
 		[]byte(`?page=30&amp;per-page=50" data-page="29"`), []byte(`?page=2&amp;per-page=50" data-page="1"`))
@@ -152,13 +152,13 @@ func TestAllChaptersWithoutOverrideReadsTheBody(t *testing.T) {
 		{"comix", "series.html", tged},
 		{"kagane", "series.json", tower},
 	} {
-		site, _ := Lookup(tc.site)
+		site, _ := reg.Lookup(tc.site)
 		require.Nil(t, site.ChapterList, tc.site)
 		body := readFixture(t, tc.site, tc.file)
 		f := &fixtureFetcher{}
 		all, err := site.AllChapters(context.Background(), f, tc.url, body)
 		require.NoError(t, err)
-		page, err := Resolve(tc.url)
+		page, err := reg.Resolve(tc.url)
 		require.NoError(t, err)
 		direct, err := site.Chapters(body, mustParse(t, tc.url))
 		require.NoError(t, err)

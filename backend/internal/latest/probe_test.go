@@ -9,7 +9,7 @@ import (
 
 func TestProbeSeries(t *testing.T) {
 	t.Parallel()
-	site, _ := Lookup("comix")
+	site, _ := reg.Lookup("comix")
 	body := readFixture(t, "comix", "series.html")
 	r := Probe(site, PageSeries, tged, body)
 	require.True(t, r.Answered)
@@ -35,7 +35,7 @@ func TestProbeSeries(t *testing.T) {
 
 func TestProbeChapterAndProblems(t *testing.T) {
 	t.Parallel()
-	lnw, _ := Lookup("lightnovelworld")
+	lnw, _ := reg.Lookup("lightnovelworld")
 	r := Probe(lnw, PageChapter, shadow+"/chapter-2301", readFixture(t, "lightnovelworld", "chapter.html"))
 	require.True(t, r.Answered)
 	require.Equal(t, "lightnovelworld:shadow-slave", r.Key)
@@ -50,7 +50,7 @@ func TestProbeChapterAndProblems(t *testing.T) {
 	require.Empty(t, r.Chapters)
 
 	// A Series page without its latest chapter still answered: exit 0 with the problem named.
-	nf, _ := Lookup("novelfull")
+	nf, _ := reg.Lookup("novelfull")
 	r = Probe(nf, PageSeries, mechanic+".html", readFixture(t, "novelfull", "series-nolatest.html"))
 	require.True(t, r.Answered)
 	require.Equal(t, ProblemNoChapters, r.Problem)
@@ -58,7 +58,7 @@ func TestProbeChapterAndProblems(t *testing.T) {
 	require.Len(t, r.Chapters, 6)
 
 	// A locked chapter is a chapter page that answered "locked".
-	asura, _ := Lookup("asura")
+	asura, _ := reg.Lookup("asura")
 	r = Probe(asura, PageChapter, orv+"/chapter/252", readFixture(t, "asura", "chapter-locked.html"))
 	require.True(t, r.Answered)
 	require.Equal(t, ProblemLocked, r.Problem)
@@ -72,7 +72,7 @@ func TestProbeChapterAndProblems(t *testing.T) {
 
 func TestProblemHelpers(t *testing.T) {
 	t.Parallel()
-	asura, _ := Lookup("asura")
+	asura, _ := reg.Lookup("asura")
 	_, err := asura.Latest(readFixture(t, "asura", "challenge.html"), nil)
 	require.True(t, IsBackoffProblem(err))
 	var p *Problem
@@ -80,7 +80,7 @@ func TestProblemHelpers(t *testing.T) {
 	require.True(t, p.NotPage())
 	require.Contains(t, err.Error(), "challenge: ")
 
-	nf, _ := Lookup("novelfull")
+	nf, _ := reg.Lookup("novelfull")
 	_, err = nf.Cover(readFixture(t, "novelfull", "access-denied.html"), nil)
 	require.True(t, IsBackoffProblem(err))
 

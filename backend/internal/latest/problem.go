@@ -93,12 +93,12 @@ func IsBackoffProblem(err error) bool {
 // its head.
 const diagnoseScan = 64 << 10
 
-// diagnose names why body, which gave no answer, is not the page wanted.
+// Diagnose names why body, which gave no answer, is not the page wanted.
 // It runs only after extraction failed: real pages also load Cloudflare's
 // challenge-platform script, so those markers prove nothing on a page that
 // answered. notPage is the code for a body that is none of the known
 // non-pages, with what the extractor missed as detail.
-func diagnose(body []byte, notPage, missing string) *Problem {
+func Diagnose(body []byte, notPage, missing string) *Problem {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 {
 		return problem(ProblemEmptyBody, "the body is empty")

@@ -10,18 +10,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// registerForTest adds a Site for one test and removes it afterwards, so
-// other tests see the six real Sites only.
-func registerForTest(t *testing.T, s *Site) {
-	t.Helper()
-	register(s)
-	t.Cleanup(func() { unregister(s.Name) })
-}
+// reg is the registry of the built-in Sites the package's tests ask. A
+// test that needs another Site builds its own registry.
+var reg = Default()
 
 // A seventh Site is one registry entry: this one is written the way
 // docs/adding-a-site.md says, and nothing outside the entry is edited for
-// Resolve, Lookup, Sites, the dispatch and Probe to use it.
+// Resolve, Lookup, Sites, the dispatch and Probe to use it. It lives in a
+// registry of its own: no other registry, and no other test, sees it.
 func TestSeventhSiteIsOneEntry(t *testing.T) {
+	t.Parallel()
 	var seventh *Site
 	chapters := func(body []byte, page *url.URL) ([]Chapter, error) {
 		doc, err := parseHTML(body, ProblemNotSeriesPage)
@@ -29,7 +27,7 @@ func TestSeventhSiteIsOneEntry(t *testing.T) {
 			return nil, err
 		}
 		if doc.Find("main.series").Length() == 0 {
-			return nil, diagnose(body, ProblemNotSeriesPage, "no main.series")
+			return nil, Diagnose(body, ProblemNotSeriesPage, "no main.series")
 		}
 		base := seventh.baseURL(page)
 		var out []Chapter
@@ -44,7 +42,7 @@ func TestSeventhSiteIsOneEntry(t *testing.T) {
 		Name:  "pillmanga",
 		Kind:  Manga,
 		Hosts: []string{"pill-manga.example"},
-		seriesPath: func(u *url.URL) (string, string, bool) {
+		SeriesPath: func(u *url.URL) (string, string, bool) {
 			var buf [maxPathParts]string
 			p, ok := pathParts(u, &buf)
 			if !ok || len(p) < 2 || p[0] != "manga" || !validSlug(p[1]) {
@@ -60,19 +58,20 @@ func TestSeventhSiteIsOneEntry(t *testing.T) {
 			return Content{}, problem(ProblemNotChapterPage, "pages are not read")
 		},
 	}
-	registerForTest(t, seventh)
+	r, err := NewRegistry(append(BuiltIn(), seventh)...)
+	require.NoError(t, err)
 
-	ref, err := Resolve("https://www.pill-manga.example/manga/one-piece/chapter-1100?x=1")
+	ref, err := r.Resolve("https://www.pill-manga.example/manga/one-piece/chapter-1100?x=1")
 	require.NoError(t, err)
 	require.Equal(t, Ref{Key: "pillmanga:one-piece", Site: "pillmanga", Kind: Manga, SeriesURL: "https://pill-manga.example/manga/one-piece"}, ref)
 
-	got, ok := Lookup("pillmanga")
+	got, ok := r.Lookup("pillmanga")
 	require.True(t, ok)
 	require.Same(t, seventh, got)
 	require.Equal(t, DefaultPace, got.Pace, "an entry without a pace gets the default")
 
 	var names []string
-	for _, s := range Sites() {
+	for _, s := range r.Sites() {
 		names = append(names, s.Name)
 	}
 	require.Contains(t, names, "pillmanga")
@@ -91,15 +90,15 @@ func TestSeventhSiteIsOneEntry(t *testing.T) {
 	require.Equal(t, "pillmanga:one-piece", result.Key)
 	require.Equal(t, "Chapter 1100", result.LatestChapter.Label)
 
-	unregister("pillmanga")
-	_, err = Resolve("https://pill-manga.example/manga/one-piece")
-	require.ErrorIs(t, err, ErrUnknownSite, "unregistered, the host is unknown again")
-	register(seventh) // for the cleanup, which unregisters it once more
+	_, err = reg.Resolve("https://pill-manga.example/manga/one-piece")
+	require.ErrorIs(t, err, ErrUnknownSite, "another registry does not know the seventh Site")
+	_, ok = reg.Lookup("pillmanga")
+	require.False(t, ok)
 }
 
-func TestRegisterRefusesBrokenEntries(t *testing.T) {
+func TestNewRegistryRefusesBrokenEntries(t *testing.T) {
 	t.Parallel()
-	asura, _ := Lookup("asura")
+	asura, _ := reg.Lookup("asura")
 	valid := func(name string, hosts ...string) *Site {
 		s := *asura
 		s.Name, s.Hosts, s.Browser, s.ChapterList = name, hosts, nil, nil
@@ -129,20 +128,19 @@ func TestRegisterRefusesBrokenEntries(t *testing.T) {
 		},
 		"browser without arrival test": func() *Site {
 			s := valid("nobrowser", "nobrowser.example")
-			s.Browser = &Browser{Read: kaganeRead}
+			kagane, _ := reg.Lookup("kagane")
+			s.Browser = &Browser{Read: kagane.Browser.Read}
 			return s
 		},
 	}
 	for name, mk := range cases {
 		s := mk()
-		require.Panics(t, func() { register(s) }, name)
-		if s.Name != "asura" {
-			_, ok := Lookup(s.Name)
-			require.False(t, ok, "%s: a refused entry is not registered", name)
-		}
+		r, err := NewRegistry(append(BuiltIn(), s)...)
+		require.Error(t, err, name)
+		require.Nil(t, r, "%s: a refused entry gives no registry", name)
 	}
 	// The refused entries left the real ones alone.
-	ref, err := Resolve("https://asurascans.com/comics/omniscient-readers-viewpoint-7f3k9a2b")
+	ref, err := reg.Resolve("https://asurascans.com/comics/omniscient-readers-viewpoint-7f3k9a2b")
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(ref.Key, "asura:"))
 }

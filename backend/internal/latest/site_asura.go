@@ -12,16 +12,20 @@ import (
 
 // asura: manga; Astro pages since about March 2026, Next.js before. See
 // /testdata/sites/asura/ for both structures.
-var asura *Site
 
-func init() {
-	asura = &Site{
+// asuraSite is the asura entry: its answers are methods, so they reach the
+// entry (its hosts, its URL shape) without a package variable.
+type asuraSite struct{ *Site }
+
+func newAsura() *Site {
+	asura := asuraSite{new(Site)}
+	*asura.Site = Site{
 		Name:  "asura",
 		Kind:  Manga,
 		Hosts: []string{"asurascans.com", "asuracomic.net"},
 		// Peers pace asura at about one request a second.
 		Pace: time.Second,
-		seriesPath: func(u *url.URL) (string, string, bool) {
+		SeriesPath: func(u *url.URL) (string, string, bool) {
 			var buf [maxPathParts]string
 			p, ok := pathParts(u, &buf)
 			if !ok {
@@ -41,14 +45,14 @@ func init() {
 			return "", "", false
 		},
 		Latest: func(body []byte, page *url.URL) (Chapter, error) {
-			return latestOf(asuraChapters(body, page))
+			return latestOf(asura.chapters(body, page))
 		},
-		Title:    asuraTitle,
-		Cover:    asuraCover,
-		Chapters: asuraChapters,
-		Content:  asuraContent,
+		Title:    asura.title,
+		Cover:    asura.cover,
+		Chapters: asura.chapters,
+		Content:  asura.content,
 	}
-	register(asura)
+	return asura.Site
 }
 
 // asuraSlug removes the rotating 8-character suffix (lowercase alphanumerics
@@ -101,10 +105,10 @@ func wordLike(s string) bool {
 	return vowels >= 2
 }
 
-// asuraWantSlug is the slug (without suffix) of the Series the page is
+// wantSlug is the slug (without suffix) of the Series the page is
 // about: from the page URL or canonical link, else from the chapter list
 // island. "" when the page names none.
-func asuraWantSlug(doc *goquery.Document, page *url.URL, islands []astroIsland) string {
+func (asura asuraSite) wantSlug(doc *goquery.Document, page *url.URL, islands []astroIsland) string {
 	if _, slug, ok := SplitKey(asura.pageKey(page, doc)); ok {
 		return slug
 	}
@@ -118,10 +122,10 @@ func asuraWantSlug(doc *goquery.Document, page *url.URL, islands []astroIsland) 
 	return ""
 }
 
-// asuraSeriesURL is the series page chapter URLs are built on: the page's
+// seriesURL is the series page chapter URLs are built on: the page's
 // own (its suffix is the current one), else the island's slug on the
 // current host, whose server redirects an old suffix to the current one.
-func asuraSeriesURL(page *url.URL, islandSlug string) string {
+func (asura asuraSite) seriesURL(page *url.URL, islandSlug string) string {
 	if page != nil {
 		if ref, err := asura.ResolveOn(page.String()); err == nil {
 			return ref.SeriesURL
@@ -133,25 +137,25 @@ func asuraSeriesURL(page *url.URL, islandSlug string) string {
 	return ""
 }
 
-func asuraChapters(body []byte, page *url.URL) ([]Chapter, error) {
+func (asura asuraSite) chapters(body []byte, page *url.URL) ([]Chapter, error) {
 	doc, err := parseHTML(body, ProblemNotSeriesPage)
 	if err != nil {
 		return nil, err
 	}
 	islands := astroIslands(doc)
-	want := asuraWantSlug(doc, page, islands)
-	if chapters, ok := asuraIslandChapters(islands, page, want); ok {
+	want := asura.wantSlug(doc, page, islands)
+	if chapters, ok := asura.islandChapters(islands, page, want); ok {
 		return chapters, nil
 	}
-	if chapters, ok := asuraOldChapters(doc, page, want); ok {
+	if chapters, ok := asura.oldChapters(doc, page, want); ok {
 		return chapters, nil
 	}
-	return nil, diagnose(body, ProblemNotSeriesPage, "no ChapterListReact island and no scrollbar-thumb-themecolor chapter list")
+	return nil, Diagnose(body, ProblemNotSeriesPage, "no ChapterListReact island and no scrollbar-thumb-themecolor chapter list")
 }
 
-// asuraIslandChapters reads the ChapterListReact island of the current
+// islandChapters reads the ChapterListReact island of the current
 // structure. ok is false when the page has none.
-func asuraIslandChapters(islands []astroIsland, page *url.URL, want string) ([]Chapter, bool) {
+func (asura asuraSite) islandChapters(islands []astroIsland, page *url.URL, want string) ([]Chapter, bool) {
 	for _, isl := range islands {
 		if !isl.is("ChapterListReact") {
 			continue
@@ -181,7 +185,7 @@ func asuraIslandChapters(islands []astroIsland, page *url.URL, want string) ([]C
 				islandSlug = slug
 			}
 			if series == "" {
-				series = asuraSeriesURL(page, islandSlug)
+				series = asura.seriesURL(page, islandSlug)
 			}
 			if series == "" {
 				continue
@@ -210,11 +214,11 @@ func earlyAccess(until string) bool {
 		// open: calling a chapter readable when it is not is the worse error.
 		return true
 	}
-	return t.After(now())
+	return t.After(time.Now())
 }
 
-// asuraOldChapters reads the Next.js structure used before March 2026.
-func asuraOldChapters(doc *goquery.Document, page *url.URL, want string) ([]Chapter, bool) {
+// oldChapters reads the Next.js structure used before March 2026.
+func (asura asuraSite) oldChapters(doc *goquery.Document, page *url.URL, want string) ([]Chapter, bool) {
 	list := doc.Find("div.scrollbar-thumb-themecolor").First()
 	if list.Length() == 0 {
 		return nil, false
@@ -255,18 +259,18 @@ func sortByNumber(chapters []Chapter) {
 	sort.SliceStable(chapters, func(i, j int) bool { return *chapters[i].Number < *chapters[j].Number })
 }
 
-// asuraSeriesIslands parses a series page and returns its islands and the
+// seriesIslands parses a series page and returns its islands and the
 // slug of its Series, or the problem when the body is not a series page.
-func asuraSeriesIslands(body []byte, page *url.URL) (*goquery.Document, []astroIsland, string, error) {
+func (asura asuraSite) seriesIslands(body []byte, page *url.URL) (*goquery.Document, []astroIsland, string, error) {
 	doc, err := parseHTML(body, ProblemNotSeriesPage)
 	if err != nil {
 		return nil, nil, "", err
 	}
 	islands := astroIslands(doc)
-	want := asuraWantSlug(doc, page, islands)
-	_, current := asuraIslandChapters(islands, page, want)
+	want := asura.wantSlug(doc, page, islands)
+	_, current := asura.islandChapters(islands, page, want)
 	if !current && doc.Find("div.scrollbar-thumb-themecolor").Length() == 0 {
-		return nil, nil, "", diagnose(body, ProblemNotSeriesPage, "no ChapterListReact island and no scrollbar-thumb-themecolor chapter list")
+		return nil, nil, "", Diagnose(body, ProblemNotSeriesPage, "no ChapterListReact island and no scrollbar-thumb-themecolor chapter list")
 	}
 	return doc, islands, want, nil
 }
@@ -286,8 +290,8 @@ func asuraOwnIslands(islands []astroIsland, want string) []map[string]any {
 	return out
 }
 
-func asuraTitle(body []byte, page *url.URL) (string, error) {
-	doc, islands, want, err := asuraSeriesIslands(body, page)
+func (asura asuraSite) title(body []byte, page *url.URL) (string, error) {
+	doc, islands, want, err := asura.seriesIslands(body, page)
 	if err != nil {
 		return "", err
 	}
@@ -299,8 +303,8 @@ func asuraTitle(body []byte, page *url.URL) (string, error) {
 	return titleOf(metaContent(doc, "og:title")), nil
 }
 
-func asuraCover(body []byte, page *url.URL) (string, error) {
-	doc, islands, want, err := asuraSeriesIslands(body, page)
+func (asura asuraSite) cover(body []byte, page *url.URL) (string, error) {
+	doc, islands, want, err := asura.seriesIslands(body, page)
 	if err != nil {
 		return "", err
 	}
@@ -314,7 +318,7 @@ func asuraCover(body []byte, page *url.URL) (string, error) {
 	return coverURL(asura.baseURL(page), candidates...), nil
 }
 
-func asuraContent(body []byte, page *url.URL) (Content, error) {
+func (asura asuraSite) content(body []byte, page *url.URL) (Content, error) {
 	doc, err := parseHTML(body, ProblemNotChapterPage)
 	if err != nil {
 		return Content{}, err
@@ -334,7 +338,7 @@ func asuraContent(body []byte, page *url.URL) (Content, error) {
 	if pages, ok := nextPages(doc); ok {
 		return asuraPages(pages, base)
 	}
-	return Content{}, diagnose(body, ProblemNotChapterPage, "no ChapterReader island and no Next.js pages data")
+	return Content{}, Diagnose(body, ProblemNotChapterPage, "no ChapterReader island and no Next.js pages data")
 }
 
 // asuraPages reads pages[] ({order, url}); a page that has tiles instead of

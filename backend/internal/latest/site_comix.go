@@ -15,17 +15,21 @@ import (
 // <script id="initial-data">, whose "queries" map holds this Series under a
 // key containing "detail", its chapters under one containing "chapters", and
 // other Series under one containing "recommended", never read.
-var comix *Site
 
-func init() {
-	comix = &Site{
+// comixSite is the comix entry: its answers are methods, so they reach the
+// entry (its hosts, its URL shape) without a package variable.
+type comixSite struct{ *Site }
+
+func newComix() *Site {
+	comix := comixSite{new(Site)}
+	*comix.Site = Site{
 		Name:  "comix",
 		Kind:  Manga,
 		Hosts: []string{"comix.to", "comix.ws"},
 		// Peers go up to five requests a second; Cloudflare is in front, so
 		// a background reader stays well below.
 		Pace: 500 * time.Millisecond,
-		seriesPath: func(u *url.URL) (string, string, bool) {
+		SeriesPath: func(u *url.URL) (string, string, bool) {
 			var buf [maxPathParts]string
 			p, ok := pathParts(u, &buf)
 			// /title/<hid>-<slug>[/<chapterId>-chapter-<n>]; the hid is stable
@@ -44,19 +48,19 @@ func init() {
 			}
 			return hid, "/title/" + p[1], true
 		},
-		Latest: comixLatest,
+		Latest: comix.latest,
 		Title: func(body []byte, page *url.URL) (string, error) {
-			_, detail, _, err := comixSeries(body, page)
+			_, detail, _, err := comix.series(body, page)
 			if err != nil {
 				return "", err
 			}
 			return titleOf(stringOf(detail["title"])), nil
 		},
-		Cover:    comixCover,
-		Chapters: comixChapters,
-		Content:  comixContent,
+		Cover:    comix.cover,
+		Chapters: comix.chapters,
+		Content:  comix.content,
 	}
-	register(comix)
+	return comix.Site
 }
 
 // comixState is the decoded initial-data blob of a page.
@@ -71,7 +75,7 @@ func comixRead(body []byte, notPage string) (*goquery.Document, comixState, erro
 	}
 	script := doc.Find("script#initial-data").First()
 	if script.Length() == 0 {
-		return nil, comixState{}, diagnose(body, notPage, "no script#initial-data")
+		return nil, comixState{}, Diagnose(body, notPage, "no script#initial-data")
 	}
 	state := jsonObject(script.Text())
 	queries := mapOf(state["queries"])
@@ -144,13 +148,13 @@ func (s comixState) detail(hid string) map[string]any {
 	return nil
 }
 
-func comixHid(doc *goquery.Document, page *url.URL) string {
+func (comix comixSite) hid(doc *goquery.Document, page *url.URL) string {
 	_, hid, _ := SplitKey(comix.pageKey(page, doc))
 	return hid
 }
 
-// comixSeriesURL is the series page chapter URLs are built on.
-func comixSeriesURL(base *url.URL, page *url.URL, detail map[string]any) string {
+// seriesURL is the series page chapter URLs are built on.
+func (comix comixSite) seriesURL(base *url.URL, page *url.URL, detail map[string]any) string {
 	if page != nil {
 		if ref, err := comix.ResolveOn(page.String()); err == nil {
 			return ref.SeriesURL
@@ -164,12 +168,12 @@ func comixSeriesURL(base *url.URL, page *url.URL, detail map[string]any) string 
 	return ""
 }
 
-func comixSeries(body []byte, page *url.URL) (comixState, map[string]any, *url.URL, error) {
+func (comix comixSite) series(body []byte, page *url.URL) (comixState, map[string]any, *url.URL, error) {
 	doc, state, err := comixRead(body, ProblemNotSeriesPage)
 	if err != nil {
 		return comixState{}, nil, nil, err
 	}
-	hid := comixHid(doc, page)
+	hid := comix.hid(doc, page)
 	detail := state.detail(hid)
 	if detail == nil {
 		return comixState{}, nil, nil, problem(ProblemNotSeriesPage, "initial-data holds no detail query for %q", hid)
@@ -177,13 +181,13 @@ func comixSeries(body []byte, page *url.URL) (comixState, map[string]any, *url.U
 	return state, detail, comix.baseURL(page), nil
 }
 
-func comixChapters(body []byte, page *url.URL) ([]Chapter, error) {
-	state, detail, base, err := comixSeries(body, page)
+func (comix comixSite) chapters(body []byte, page *url.URL) ([]Chapter, error) {
+	state, detail, base, err := comix.series(body, page)
 	if err != nil {
 		return nil, err
 	}
 	hid := stringOf(detail["hid"])
-	series := comixSeriesURL(base, page, detail)
+	series := comix.seriesURL(base, page, detail)
 	type candidate struct {
 		c   Chapter
 		age float64
@@ -206,7 +210,7 @@ func comixChapters(body []byte, page *url.URL) ([]Chapter, error) {
 			if it == nil {
 				continue
 			}
-			link := comixChapterURL(base, series, hid, it)
+			link := comix.chapterURL(base, series, hid, it)
 			if link == "" {
 				continue
 			}
@@ -246,9 +250,9 @@ func comixChapters(body []byte, page *url.URL) ([]Chapter, error) {
 	return tidyChapters(out), nil
 }
 
-// comixChapterURL is a chapter's page: its own url when it gives one on
+// chapterURL is a chapter's page: its own url when it gives one on
 // this Series, else /title/<hid>-<slug>/<chapterId>-chapter-<n>.
-func comixChapterURL(base *url.URL, series, hid string, it map[string]any) string {
+func (comix comixSite) chapterURL(base *url.URL, series, hid string, it map[string]any) string {
 	if raw := stringOf(firstOf(it, "url", "href", "link")); raw != "" {
 		if u, ok := comix.siteURL(base, raw); ok && (hid == "" || comix.keyOf(u) == "comix:"+hid) {
 			return u
@@ -272,10 +276,10 @@ func comixAge(v any) float64 {
 		if x > 1e12 {
 			x /= 1000
 		}
-		return now().Sub(time.Unix(int64(x), 0)).Seconds()
+		return time.Now().Sub(time.Unix(int64(x), 0)).Seconds()
 	case string:
 		if t, err := time.Parse(time.RFC3339, x); err == nil {
-			return now().Sub(t).Seconds()
+			return time.Now().Sub(t).Seconds()
 		}
 		return relativeAge(x)
 	}
@@ -311,14 +315,14 @@ func relativeAge(s string) float64 {
 	return n * unit
 }
 
-func comixLatest(body []byte, page *url.URL) (Chapter, error) {
-	chapters, err := comixChapters(body, page)
+func (comix comixSite) latest(body []byte, page *url.URL) (Chapter, error) {
+	chapters, err := comix.chapters(body, page)
 	if err != nil || len(chapters) > 0 {
 		return latestOf(chapters, err)
 	}
 	// No chapter list in the blob: the detail's own latest chapter link,
 	// which the Site renders as "Chapter N".
-	_, detail, base, err := comixSeries(body, page)
+	_, detail, base, err := comix.series(body, page)
 	if err != nil {
 		return Chapter{}, err
 	}
@@ -335,8 +339,8 @@ func comixLatest(body []byte, page *url.URL) (Chapter, error) {
 	return chapterOf("Chapter "+formatNumber(*n), n, link, false), nil
 }
 
-func comixCover(body []byte, page *url.URL) (string, error) {
-	_, detail, base, err := comixSeries(body, page)
+func (comix comixSite) cover(body []byte, page *url.URL) (string, error) {
+	_, detail, base, err := comix.series(body, page)
 	if err != nil {
 		return "", err
 	}
@@ -346,7 +350,7 @@ func comixCover(body []byte, page *url.URL) (string, error) {
 	return coverURL(base, stringOf(poster["medium"]), stringOf(poster["large"]), stringOf(poster["small"]), stringOf(detail["poster"])), nil
 }
 
-func comixContent(body []byte, page *url.URL) (Content, error) {
+func (comix comixSite) content(body []byte, page *url.URL) (Content, error) {
 	_, state, err := comixRead(body, ProblemNotChapterPage)
 	if err != nil {
 		return Content{}, err

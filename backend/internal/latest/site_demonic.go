@@ -12,16 +12,20 @@ import (
 
 // demonic: manga; server-rendered PHP pages. Covers and page images are
 // served from other hosts than the pages.
-var demonic *Site
 
-func init() {
-	demonic = &Site{
+// demonicSite is the demonic entry: its answers are methods, so they reach the
+// entry (its hosts, its URL shape) without a package variable.
+type demonicSite struct{ *Site }
+
+func newDemonic() *Site {
+	demonic := demonicSite{new(Site)}
+	*demonic.Site = Site{
 		Name:  "demonic",
 		Kind:  Manga,
 		Hosts: []string{"demonicscans.org"},
 		// Peers pace demonic at about two requests a second.
 		Pace: 500 * time.Millisecond,
-		seriesPath: func(u *url.URL) (string, string, bool) {
+		SeriesPath: func(u *url.URL) (string, string, bool) {
 			var buf [maxPathParts]string
 			p, ok := pathParts(u, &buf)
 			if !ok {
@@ -38,7 +42,7 @@ func init() {
 			return "", "", false
 		},
 		Latest: func(body []byte, page *url.URL) (Chapter, error) {
-			return latestOf(demonicChapters(body, page))
+			return latestOf(demonic.chapters(body, page))
 		},
 		Title: func(body []byte, _ *url.URL) (string, error) {
 			doc, err := demonicSeriesDoc(body)
@@ -47,11 +51,11 @@ func init() {
 			}
 			return titleOf(doc.Find("div#manga-info-container h1.big-fat-titles").First().Text()), nil
 		},
-		Cover:    demonicCover,
-		Chapters: demonicChapters,
-		Content:  demonicContent,
+		Cover:    demonic.cover,
+		Chapters: demonic.chapters,
+		Content:  demonic.content,
 	}
-	register(demonic)
+	return demonic.Site
 }
 
 const demonicMissing = "no div#manga-info-container"
@@ -62,12 +66,12 @@ func demonicSeriesDoc(body []byte) (*goquery.Document, error) {
 		return nil, err
 	}
 	if doc.Find("div#manga-info-container").Length() == 0 {
-		return nil, diagnose(body, ProblemNotSeriesPage, demonicMissing)
+		return nil, Diagnose(body, ProblemNotSeriesPage, demonicMissing)
 	}
 	return doc, nil
 }
 
-func demonicChapters(body []byte, page *url.URL) ([]Chapter, error) {
+func (demonic demonicSite) chapters(body []byte, page *url.URL) ([]Chapter, error) {
 	doc, err := demonicSeriesDoc(body)
 	if err != nil {
 		return nil, err
@@ -116,7 +120,7 @@ func demonicMangaID(base *url.URL, href string) string {
 	return u.Query().Get("manga")
 }
 
-func demonicCover(body []byte, page *url.URL) (string, error) {
+func (demonic demonicSite) cover(body []byte, page *url.URL) (string, error) {
 	doc, err := demonicSeriesDoc(body)
 	if err != nil {
 		return "", err
@@ -129,7 +133,7 @@ func demonicCover(body []byte, page *url.URL) (string, error) {
 // images with the same class (free_ads.jpg).
 var demonicAdName = regexp.MustCompile(`(?i)(^|[_.-])ads?([_.-]|$)`)
 
-func demonicContent(body []byte, page *url.URL) (Content, error) {
+func (demonic demonicSite) content(body []byte, page *url.URL) (Content, error) {
 	doc, err := parseHTML(body, ProblemNotChapterPage)
 	if err != nil {
 		return Content{}, err
@@ -143,7 +147,7 @@ func demonicContent(body []byte, page *url.URL) (Content, error) {
 			src = img.AttrOr("src", "")
 		}
 		u, ok := absURL(base, src)
-		if !ok || demonicAd(u) {
+		if !ok || demonic.ad(u) {
 			return
 		}
 		pages = append(pages, u)
@@ -152,14 +156,14 @@ func demonicContent(body []byte, page *url.URL) (Content, error) {
 		if imgs.Length() > 0 {
 			return Content{}, problem(ProblemNotChapterPage, "the chapter page shows only ad images")
 		}
-		return Content{}, diagnose(body, ProblemNotChapterPage, "no img.imgholder")
+		return Content{}, Diagnose(body, ProblemNotChapterPage, "no img.imgholder")
 	}
 	return Content{Pages: pages}, nil
 }
 
-// demonicAd reports an ad image: site furniture under /img/ on demonic's
+// ad reports an ad image: site furniture under /img/ on demonic's
 // own host, or a file named as an ad.
-func demonicAd(raw string) bool {
+func (demonic demonicSite) ad(raw string) bool {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return true

@@ -18,17 +18,21 @@ import (
 // in its JSON API, which the in-tab read calls from inside the cleared page
 // so the request carries the clearance cookie: the series "body" is the API
 // JSON, not HTML.
-var kagane *Site
 
-func init() {
-	kagane = &Site{
+// kaganeSite is the kagane entry: its answers are methods, so they reach the
+// entry (its hosts, its URL shape) without a package variable.
+type kaganeSite struct{ *Site }
+
+func newKagane() *Site {
+	kagane := kaganeSite{new(Site)}
+	*kagane.Site = Site{
 		Name:  "kagane",
 		Kind:  Manga,
 		Hosts: []string{"kagane.to", "kagane.org"},
 		// Peers pace kagane at about three requests a second; a browser read
 		// is heavier than a plain fetch, so stay at two.
 		Pace: 500 * time.Millisecond,
-		seriesPath: func(u *url.URL) (string, string, bool) {
+		SeriesPath: func(u *url.URL) (string, string, bool) {
 			var buf [maxPathParts]string
 			p, ok := pathParts(u, &buf)
 			// /series/<uuid>[/reader/<bookUuid>]
@@ -39,48 +43,48 @@ func init() {
 			return id, "/series/" + id, true
 		},
 		Latest: func(body []byte, page *url.URL) (Chapter, error) {
-			return latestOf(kaganeChapters(body, page))
+			return latestOf(kagane.chapters(body, page))
 		},
 		Title: func(body []byte, page *url.URL) (string, error) {
-			s, _, err := kaganeDecode(body, page)
+			s, _, err := kagane.decode(body, page)
 			if err != nil {
 				return "", err
 			}
 			return titleOf(s.Title), nil
 		},
-		Cover:    kaganeCover,
-		Chapters: kaganeChapters,
-		Content:  kaganeContent,
+		Cover:    kagane.cover,
+		Chapters: kagane.chapters,
+		Content:  kagane.content,
 		Browser: &Browser{
-			Read:     kaganeRead,
+			Read:     kagane.read,
 			Arrived:  kaganeArrived,
 			Fallback: false,
 		},
 	}
-	register(kagane)
+	return kagane.Site
 }
 
-// kaganeAPIBase is where a host's API lives: same origin on kagane.to, the
+// apiBase is where a host's API lives: same origin on kagane.to, the
 // yuzuki subdomain on the former kagane.org.
-func kaganeAPIBase(host string) string {
+func (kagane kaganeSite) apiBase(host string) string {
 	if host == "kagane.org" {
 		return "https://yuzuki.kagane.org/api/v2"
 	}
 	return "https://" + host + "/api/v2"
 }
 
-// kaganeRead is the in-tab read. For a series page it calls the series API
+// read is the in-tab read. For a series page it calls the series API
 // from inside the page (credentials included) and stores the JSON text; for
 // a reader page it stores the document, which names the chapter but holds
 // no images (those need tokens). Both the URL and the tab's location are
 // pinned to kagane's hosts.
-func kaganeRead(pageURL string, payload *string) chromedp.Action[chromedp.Void] {
+func (kagane kaganeSite) read(pageURL string, payload *string) chromedp.Action[chromedp.Void] {
 	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
 		u, err := parseSiteURL(pageURL)
 		if err != nil || !kagane.HasHost(u.Host) {
 			return chromedp.Void{}, fmt.Errorf("kagane read %q: %w", pageURL, ErrUnknownSite)
 		}
-		id, _, ok := kagane.seriesPath(u)
+		id, _, ok := kagane.SeriesPath(u)
 		if !ok {
 			return chromedp.Void{}, fmt.Errorf("kagane read %q: %w", pageURL, ErrNotSeriesURL)
 		}
@@ -127,7 +131,7 @@ func kaganeArrived(payload string) bool {
 
 // isChallenge reports a challenge interstitial.
 func isChallenge(body []byte) bool {
-	return diagnose(body, ProblemNotSeriesPage, "").Code == ProblemChallenge
+	return Diagnose(body, ProblemNotSeriesPage, "").Code == ProblemChallenge
 }
 
 // kaganeSeries is the part of the series API answer extraction reads.
@@ -151,10 +155,10 @@ type kaganeSeries struct {
 	StatusCode any `json:"statusCode"`
 }
 
-func kaganeDecode(body []byte, page *url.URL) (kaganeSeries, string, error) {
+func (kagane kaganeSite) decode(body []byte, page *url.URL) (kaganeSeries, string, error) {
 	trimmed := bytes.TrimSpace(body)
 	if !bytes.HasPrefix(trimmed, []byte("{")) {
-		return kaganeSeries{}, "", diagnose(body, ProblemNotSeriesPage, "not the series API's JSON")
+		return kaganeSeries{}, "", Diagnose(body, ProblemNotSeriesPage, "not the series API's JSON")
 	}
 	var s kaganeSeries
 	if err := json.Unmarshal(trimmed, &s); err != nil {
@@ -194,8 +198,8 @@ func firstNonNil(vs ...any) any {
 	return "no message"
 }
 
-func kaganeChapters(body []byte, page *url.URL) ([]Chapter, error) {
-	s, id, err := kaganeDecode(body, page)
+func (kagane kaganeSite) chapters(body []byte, page *url.URL) ([]Chapter, error) {
+	s, id, err := kagane.decode(body, page)
 	if err != nil {
 		return nil, err
 	}
@@ -239,27 +243,27 @@ func kaganeChapters(body []byte, page *url.URL) ([]Chapter, error) {
 	return tidyChapters(out), nil
 }
 
-func kaganeCover(body []byte, page *url.URL) (string, error) {
-	s, _, err := kaganeDecode(body, page)
+func (kagane kaganeSite) cover(body []byte, page *url.URL) (string, error) {
+	s, _, err := kagane.decode(body, page)
 	if err != nil {
 		return "", err
 	}
 	for _, c := range s.SeriesCovers {
 		if validSlug(c.ImageID) {
-			return kaganeAPIBase(kagane.baseURL(page).Hostname()) + "/image/" + c.ImageID, nil
+			return kagane.apiBase(kagane.baseURL(page).Hostname()) + "/image/" + c.ImageID, nil
 		}
 	}
 	return "", nil
 }
 
-// kaganeContent reads a book manifest ({"pages": [...]}) when one is given.
+// content reads a book manifest ({"pages": [...]}) when one is given.
 // The reader page itself holds no images: they need an integrity token and
 // a per-book access token, so archive skips kagane chapters with "locked".
-func kaganeContent(body []byte, page *url.URL) (Content, error) {
+func (kagane kaganeSite) content(body []byte, page *url.URL) (Content, error) {
 	trimmed := bytes.TrimSpace(body)
 	if !bytes.HasPrefix(trimmed, []byte("{")) {
-		p := diagnose(body, ProblemNotChapterPage, "not a kagane reader page")
-		if p.Code == ProblemNotChapterPage && isKaganeReader(body) {
+		p := Diagnose(body, ProblemNotChapterPage, "not a kagane reader page")
+		if p.Code == ProblemNotChapterPage && kagane.isReader(body) {
 			return Content{}, problem(ProblemLocked, "kagane serves page images only with an integrity token and a per-book access token")
 		}
 		return Content{}, p
@@ -289,9 +293,9 @@ func kaganeContent(body []byte, page *url.URL) (Content, error) {
 	return Content{Pages: pages}, nil
 }
 
-// isKaganeReader reports a kagane reader document: its canonical or og:url
+// isReader reports a kagane reader document: its canonical or og:url
 // is a reader URL.
-func isKaganeReader(body []byte) bool {
+func (kagane kaganeSite) isReader(body []byte) bool {
 	doc, err := parseHTML(body, ProblemNotChapterPage)
 	if err != nil {
 		return false

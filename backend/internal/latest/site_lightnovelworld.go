@@ -14,18 +14,22 @@ import (
 // lightnovelworld: novel; the series page shows only the newest chapters,
 // the full list is paginated on its own pages (/novel/<slug>/chapters/page-<n>,
 // or /chapters?page=<n> on .co), which its ChapterList override walks.
-var lightnovelworld *Site
 
 // lnwMaxListPages bounds the chapter list walk (about 100 chapters a page).
 const lnwMaxListPages = 500
 
-func init() {
-	lightnovelworld = &Site{
+// lightnovelworldSite is the lightnovelworld entry: its answers are methods, so they reach the
+// entry (its hosts, its URL shape) without a package variable.
+type lightnovelworldSite struct{ *Site }
+
+func newLightnovelworld() *Site {
+	lightnovelworld := lightnovelworldSite{new(Site)}
+	*lightnovelworld.Site = Site{
 		Name:  "lightnovelworld",
 		Kind:  Novel,
 		Hosts: []string{"lightnovelworld.com", "lightnovelworld.co"},
 		Pace:  DefaultPace,
-		seriesPath: func(u *url.URL) (string, string, bool) {
+		SeriesPath: func(u *url.URL) (string, string, bool) {
 			var buf [maxPathParts]string
 			p, ok := pathParts(u, &buf)
 			if !ok || len(p) < 2 || p[0] != "novel" || !validSlug(p[1]) {
@@ -42,7 +46,7 @@ func init() {
 			return p[1], "/novel/" + p[1], true
 		},
 		Latest: func(body []byte, page *url.URL) (Chapter, error) {
-			return latestOf(lnwChapters(body, page))
+			return latestOf(lightnovelworld.chapters(body, page))
 		},
 		Title: func(body []byte, _ *url.URL) (string, error) {
 			doc, err := lnwSeriesDoc(body)
@@ -51,12 +55,12 @@ func init() {
 			}
 			return titleOf(doc.Find("h1.novel-title").First().Text()), nil
 		},
-		Cover:       lnwCover,
-		Chapters:    lnwChapters,
+		Cover:       lightnovelworld.cover,
+		Chapters:    lightnovelworld.chapters,
 		Content:     lnwContent,
-		ChapterList: lnwChapterList,
+		ChapterList: lightnovelworld.chapterList,
 	}
-	register(lightnovelworld)
+	return lightnovelworld.Site
 }
 
 func lnwSeriesDoc(body []byte) (*goquery.Document, error) {
@@ -65,24 +69,24 @@ func lnwSeriesDoc(body []byte) (*goquery.Document, error) {
 		return nil, err
 	}
 	if doc.Find("h1.novel-title").Length() == 0 {
-		return nil, diagnose(body, ProblemNotSeriesPage, "no h1.novel-title")
+		return nil, Diagnose(body, ProblemNotSeriesPage, "no h1.novel-title")
 	}
 	return doc, nil
 }
 
-// lnwChapters reads the newest chapters the series page shows, oldest first.
-func lnwChapters(body []byte, page *url.URL) ([]Chapter, error) {
+// chapters reads the newest chapters the series page shows, oldest first.
+func (lightnovelworld lightnovelworldSite) chapters(body []byte, page *url.URL) ([]Chapter, error) {
 	doc, err := lnwSeriesDoc(body)
 	if err != nil {
 		return nil, err
 	}
-	return lnwList(doc, page), nil
+	return lightnovelworld.list(doc, page), nil
 }
 
-// lnwList reads ul.chapter-list items that belong to the page's Series. When
+// list reads ul.chapter-list items that belong to the page's Series. When
 // the page names no Series, only the first list is read: a sidebar's list
 // is another Series'.
-func lnwList(doc *goquery.Document, page *url.URL) []Chapter {
+func (lightnovelworld lightnovelworldSite) list(doc *goquery.Document, page *url.URL) []Chapter {
 	key := lightnovelworld.pageKey(page, doc)
 	base := lightnovelworld.baseURL(page)
 	lists := doc.Find("ul.chapter-list")
@@ -119,7 +123,7 @@ func lnwList(doc *goquery.Document, page *url.URL) []Chapter {
 	return tidyChapters(out)
 }
 
-func lnwCover(body []byte, page *url.URL) (string, error) {
+func (lightnovelworld lightnovelworldSite) cover(body []byte, page *url.URL) (string, error) {
 	doc, err := lnwSeriesDoc(body)
 	if err != nil {
 		return "", err
@@ -145,9 +149,9 @@ func mustHost(raw string) string {
 	return u.Hostname()
 }
 
-// lnwChapterList walks the chapter list pages until one adds nothing new or
+// chapterList walks the chapter list pages until one adds nothing new or
 // links no next page.
-func lnwChapterList(ctx context.Context, fetch PageFetcher, seriesURL string, seriesBody []byte) ([]Chapter, error) {
+func (lightnovelworld lightnovelworldSite) chapterList(ctx context.Context, fetch PageFetcher, seriesURL string, seriesBody []byte) ([]Chapter, error) {
 	ref, err := lightnovelworld.ResolveOn(seriesURL)
 	if err != nil {
 		return nil, fmt.Errorf("lightnovelworld chapter list of %s: %w", seriesURL, err)
@@ -168,9 +172,9 @@ func lnwChapterList(ctx context.Context, fetch PageFetcher, seriesURL string, se
 			return nil, err
 		}
 		pu, _ := url.Parse(pageURL)
-		chapters := lnwList(doc, pu)
+		chapters := lightnovelworld.list(doc, pu)
 		if n == 1 && len(chapters) == 0 {
-			return nil, diagnose(body, ProblemNoChapters, "the first chapter list page lists no chapter")
+			return nil, Diagnose(body, ProblemNoChapters, "the first chapter list page lists no chapter")
 		}
 		added := 0
 		for _, c := range chapters {
@@ -214,7 +218,7 @@ func lnwContent(body []byte, page *url.URL) (Content, error) {
 		box = doc.Find(".chapter-content").First()
 	}
 	if box.Length() == 0 {
-		return Content{}, diagnose(body, ProblemNotChapterPage, "no #chapter-container or .chapter-content")
+		return Content{}, Diagnose(body, ProblemNotChapterPage, "no #chapter-container or .chapter-content")
 	}
 	text := paragraphText(box.Nodes[0], textOptions{
 		drop: func(n *html.Node) bool { return hasClass(n, lnwDrop...) },

@@ -17,18 +17,22 @@ import (
 // The series page shows the newest chapters in its "l-chapters" block and
 // the list 50 to a page; the full list comes from its chapter-option
 // endpoint, or failing that from the pages, through the ChapterList override.
-var novelfull *Site
 
 // novelfullMaxListPages bounds the paginated walk (50 chapters a page).
 const novelfullMaxListPages = 400
 
-func init() {
-	novelfull = &Site{
+// novelfullSite is the novelfull entry: its answers are methods, so they reach the
+// entry (its hosts, its URL shape) without a package variable.
+type novelfullSite struct{ *Site }
+
+func newNovelfull() *Site {
+	novelfull := novelfullSite{new(Site)}
+	*novelfull.Site = Site{
 		Name:  "novelfull",
 		Kind:  Novel,
 		Hosts: []string{"novelfull.com", "novelfull.net"},
 		Pace:  DefaultPace,
-		seriesPath: func(u *url.URL) (string, string, bool) {
+		SeriesPath: func(u *url.URL) (string, string, bool) {
 			var buf [maxPathParts]string
 			p, ok := pathParts(u, &buf)
 			if !ok {
@@ -47,7 +51,7 @@ func init() {
 			}
 			return "", "", false
 		},
-		Latest: novelfullLatest,
+		Latest: novelfull.latest,
 		Title: func(body []byte, _ *url.URL) (string, error) {
 			doc, err := novelfullSeriesDoc(body)
 			if err != nil {
@@ -55,17 +59,17 @@ func init() {
 			}
 			return titleOf(doc.Find("h3.title").First().Text()), nil
 		},
-		Cover:       novelfullCover,
-		Chapters:    novelfullChapters,
+		Cover:       novelfull.cover,
+		Chapters:    novelfull.chapters,
 		Content:     novelfullContent,
-		ChapterList: novelfullChapterList,
+		ChapterList: novelfull.chapterList,
 		Browser: &Browser{
-			Read:     novelfullRead,
+			Read:     novelfull.read,
 			Arrived:  func(payload string) bool { return strings.TrimSpace(payload) != "" && !isChallenge([]byte(payload)) },
 			Fallback: true,
 		},
 	}
-	register(novelfull)
+	return novelfull.Site
 }
 
 // novelfullPages are root-level pages of novelfull that are not Series.
@@ -74,8 +78,8 @@ var novelfullPages = map[string]bool{
 	"most-popular": true, "search": true, "genre": true, "author": true, "ajax": true,
 }
 
-// novelfullRead stores the document of the tab, after pinning its location.
-func novelfullRead(pageURL string, payload *string) chromedp.Action[chromedp.Void] {
+// read stores the document of the tab, after pinning its location.
+func (novelfull novelfullSite) read(pageURL string, payload *string) chromedp.Action[chromedp.Void] {
 	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
 		u, err := parseSiteURL(pageURL)
 		if err != nil || !novelfull.HasHost(u.Host) {
@@ -96,14 +100,14 @@ func novelfullSeriesDoc(body []byte) (*goquery.Document, error) {
 		return nil, err
 	}
 	if doc.Find("#list-chapter").Length() == 0 || doc.Find("h3.title").Length() == 0 {
-		return nil, diagnose(body, ProblemNotSeriesPage, "no #list-chapter with h3.title")
+		return nil, Diagnose(body, ProblemNotSeriesPage, "no #list-chapter with h3.title")
 	}
 	return doc, nil
 }
 
-// novelfullLinks reads chapter links under sel that belong to the page's
+// links reads chapter links under sel that belong to the page's
 // Series, in page order.
-func novelfullLinks(sel *goquery.Selection, base *url.URL, key string) []Chapter {
+func (novelfull novelfullSite) links(sel *goquery.Selection, base *url.URL, key string) []Chapter {
 	var out []Chapter
 	sel.Each(func(_ int, a *goquery.Selection) {
 		link, ok := novelfull.siteURL(base, a.AttrOr("href", a.AttrOr("value", "")))
@@ -122,14 +126,14 @@ func novelfullLinks(sel *goquery.Selection, base *url.URL, key string) []Chapter
 	return tidyChapters(out)
 }
 
-// novelfullChapters reads the page of the chapter list this body shows,
+// chapters reads the page of the chapter list this body shows,
 // oldest first.
-func novelfullChapters(body []byte, page *url.URL) ([]Chapter, error) {
+func (novelfull novelfullSite) chapters(body []byte, page *url.URL) ([]Chapter, error) {
 	doc, err := novelfullSeriesDoc(body)
 	if err != nil {
 		return nil, err
 	}
-	return novelfullLinks(doc.Find("#list-chapter ul.list-chapter li a"), novelfull.baseURL(page), novelfull.pageKey(page, doc)), nil
+	return novelfull.links(doc.Find("#list-chapter ul.list-chapter li a"), novelfull.baseURL(page), novelfull.pageKey(page, doc)), nil
 }
 
 // novelfullLastPage is the number of chapter list pages the pagination
@@ -161,7 +165,7 @@ func novelfullCurrentPage(doc *goquery.Document) int {
 	return 1
 }
 
-func novelfullLatest(body []byte, page *url.URL) (Chapter, error) {
+func (novelfull novelfullSite) latest(body []byte, page *url.URL) (Chapter, error) {
 	doc, err := novelfullSeriesDoc(body)
 	if err != nil {
 		return Chapter{}, err
@@ -169,18 +173,18 @@ func novelfullLatest(body []byte, page *url.URL) (Chapter, error) {
 	base := novelfull.baseURL(page)
 	key := novelfull.pageKey(page, doc)
 	// The "l-chapters" block lists the newest chapters, newest first.
-	if latest := novelfullLinks(doc.Find("ul.l-chapters li a"), base, key); len(latest) > 0 {
+	if latest := novelfull.links(doc.Find("ul.l-chapters li a"), base, key); len(latest) > 0 {
 		return latest[0], nil
 	}
 	// Without it, the list answers only when this is its last page.
-	list := novelfullLinks(doc.Find("#list-chapter ul.list-chapter li a"), base, key)
+	list := novelfull.links(doc.Find("#list-chapter ul.list-chapter li a"), base, key)
 	if last := novelfullLastPage(doc, base); novelfullCurrentPage(doc) < last {
 		return Chapter{}, problem(ProblemNoChapters, "no latest-chapters block, and the chapter list continues to page %d", last)
 	}
 	return latestOf(list, nil)
 }
 
-func novelfullCover(body []byte, page *url.URL) (string, error) {
+func (novelfull novelfullSite) cover(body []byte, page *url.URL) (string, error) {
 	doc, err := novelfullSeriesDoc(body)
 	if err != nil {
 		return "", err
@@ -188,9 +192,9 @@ func novelfullCover(body []byte, page *url.URL) (string, error) {
 	return coverURL(novelfull.baseURL(page), metaContent(doc, "image"), doc.Find("div.book > img").First().AttrOr("src", "")), nil
 }
 
-// novelfullChapterList asks the chapter-option endpoint for the whole list,
+// chapterList asks the chapter-option endpoint for the whole list,
 // and walks the list pages when it does not answer.
-func novelfullChapterList(ctx context.Context, fetch PageFetcher, seriesURL string, seriesBody []byte) ([]Chapter, error) {
+func (novelfull novelfullSite) chapterList(ctx context.Context, fetch PageFetcher, seriesURL string, seriesBody []byte) ([]Chapter, error) {
 	ref, err := novelfull.ResolveOn(seriesURL)
 	if err != nil {
 		return nil, fmt.Errorf("novelfull chapter list of %s: %w", seriesURL, err)
@@ -208,7 +212,7 @@ func novelfullChapterList(ctx context.Context, fetch PageFetcher, seriesURL stri
 			body, err := fetch.FetchPage(ctx, endpoint)
 			if err == nil {
 				var chapters []Chapter
-				if chapters, err = novelfullOptions(body, series, ref.Key); err == nil {
+				if chapters, err = novelfull.options(body, series, ref.Key); err == nil {
 					return chapters, nil
 				}
 			}
@@ -218,29 +222,29 @@ func novelfullChapterList(ctx context.Context, fetch PageFetcher, seriesURL stri
 			ajaxErr = errors.Join(ajaxErr, fmt.Errorf("novelfull chapter options %s: %w", endpoint, err))
 		}
 	}
-	chapters, err := novelfullPaged(ctx, fetch, ref, series, doc)
+	chapters, err := novelfull.paged(ctx, fetch, ref, series, doc)
 	if err != nil {
 		return nil, errors.Join(ajaxErr, err)
 	}
 	return chapters, nil
 }
 
-// novelfullOptions reads the endpoint's <select>: option values are chapter
+// options reads the endpoint's <select>: option values are chapter
 // paths, their text the chapter names, oldest first.
-func novelfullOptions(body []byte, base *url.URL, key string) ([]Chapter, error) {
+func (novelfull novelfullSite) options(body []byte, base *url.URL, key string) ([]Chapter, error) {
 	doc, err := parseHTML(body, ProblemNoChapters)
 	if err != nil {
 		return nil, err
 	}
-	chapters := novelfullLinks(doc.Find("select option[value]"), base, key)
+	chapters := novelfull.links(doc.Find("select option[value]"), base, key)
 	if len(chapters) == 0 {
-		return nil, diagnose(body, ProblemNoChapters, "the chapter options list no chapter")
+		return nil, Diagnose(body, ProblemNoChapters, "the chapter options list no chapter")
 	}
 	return chapters, nil
 }
 
-// novelfullPaged walks ?page=N&per-page=50 from the series body's page count.
-func novelfullPaged(ctx context.Context, fetch PageFetcher, ref Ref, series *url.URL, first *goquery.Document) ([]Chapter, error) {
+// paged walks ?page=N&per-page=50 from the series body's page count.
+func (novelfull novelfullSite) paged(ctx context.Context, fetch PageFetcher, ref Ref, series *url.URL, first *goquery.Document) ([]Chapter, error) {
 	last := min(novelfullLastPage(first, series), novelfullMaxListPages)
 	var all []Chapter
 	seen := map[string]bool{}
@@ -250,7 +254,7 @@ func novelfullPaged(ctx context.Context, fetch PageFetcher, ref Ref, series *url
 		if err != nil {
 			return nil, fmt.Errorf("novelfull chapter list page %s: %w", pageURL, err)
 		}
-		chapters, err := novelfullChapters(body, series)
+		chapters, err := novelfull.chapters(body, series)
 		if err != nil {
 			return nil, fmt.Errorf("novelfull chapter list page %s: %w", pageURL, err)
 		}
@@ -276,7 +280,7 @@ func novelfullContent(body []byte, page *url.URL) (Content, error) {
 	}
 	box := doc.Find("#chapter-content").First()
 	if box.Length() == 0 {
-		return Content{}, diagnose(body, ProblemNotChapterPage, "no #chapter-content")
+		return Content{}, Diagnose(body, ProblemNotChapterPage, "no #chapter-content")
 	}
 	text := paragraphText(box.Nodes[0], textOptions{
 		drop: func(n *html.Node) bool {

@@ -14,9 +14,8 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
-	"sort"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -86,9 +85,8 @@ type Browser struct {
 }
 
 // Site is one supported reading Site: the answers it gives to the fixed
-// questions. Every function field is required except ChapterList; register
-// refuses an entry that lacks one, so a missing answer fails at start-up and
-// in every test rather than at dispatch in production.
+// questions. Every function field is required except ChapterList; NewRegistry
+// refuses an entry that lacks one.
 type Site struct {
 	// Name is the stored site string, the first half of every Series key.
 	Name string
@@ -124,10 +122,10 @@ type Site struct {
 	// Browser is set for Sites whose pages sit behind a JavaScript challenge.
 	Browser *Browser
 
-	// seriesPath maps the path of any Site URL (series or chapter page) to the
+	// SeriesPath maps the path of any Site URL (series or chapter page) to the
 	// Series slug and the series page path. ok is false for pages that do not
 	// name one Series. u has been normalised by parseSiteURL.
-	seriesPath func(u *url.URL) (slug, path string, ok bool)
+	SeriesPath func(u *url.URL) (slug, path string, ok bool)
 }
 
 // Ref names a Series as the registry derives it from a URL.
@@ -145,52 +143,99 @@ var (
 	ErrBadURL       = errors.New("not an absolute http(s) URL")
 )
 
-// The registry is written at init and, in tests, by registerForTest; the
-// lock makes the second safe beside parallel readers.
-var (
-	registryMu sync.RWMutex
-	registry   = map[string]*Site{}
-	hostIndex  = map[string]*Site{}
-)
-
-// register adds a Site; it panics on a duplicate name or host or a missing
-// answer, because the registry is built at init and such a mistake must fail
-// every test at once.
-func register(s *Site) {
-	if err := s.validate(); err != nil {
-		panic("latest: " + err.Error())
-	}
-	if s.Pace == 0 {
-		s.Pace = DefaultPace
-	}
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	if _, dup := registry[s.Name]; dup {
-		panic("latest: duplicate site " + s.Name)
-	}
-	for _, h := range s.Hosts {
-		if other := hostIndex[h]; other != nil {
-			panic(fmt.Sprintf("latest: host %s claimed by %s and %s", h, other.Name, s.Name))
-		}
-	}
-	registry[s.Name] = s
-	for _, h := range s.Hosts {
-		hostIndex[h] = s
-	}
+// Registry is the table of Sites, keyed by the site string and by host. It
+// is a value: the server builds one at start from BuiltIn and hands it to
+// every part that asks a Site anything, so a test builds its own (with a
+// seventh Site, say) without touching anyone else's.
+//
+// Its base Sites are fixed when it is built; the Sites an Owner adds at run
+// time are replaced as a whole by SetAdded, which every reader sees at its
+// next lookup. A Registry is safe for concurrent use.
+type Registry struct {
+	base []*Site
+	cur  atomic.Pointer[table]
 }
 
-// unregister removes a Site; only tests that register a fake Site use it.
-func unregister(name string) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	s := registry[name]
-	if s == nil {
-		return
+// table is one immutable state of a Registry.
+type table struct {
+	byName map[string]*Site
+	byHost map[string]*Site
+	sorted []*Site
+	added  []*Site
+}
+
+// BuiltIn returns new entries for the Sites compiled into Lectern.
+func BuiltIn() []*Site {
+	return []*Site{newAsura(), newComix(), newDemonic(), newKagane(), newLightnovelworld(), newNovelfull()}
+}
+
+// NewRegistry builds a registry whose base is sites. It refuses a duplicate
+// name or host and an entry that lacks an answer, so such a mistake fails
+// at start and in every test rather than at dispatch in production. An
+// entry without a Pace gets DefaultPace.
+func NewRegistry(sites ...*Site) (*Registry, error) {
+	t, err := newTable(sites, nil)
+	if err != nil {
+		return nil, err
 	}
-	delete(registry, name)
-	for _, h := range s.Hosts {
-		delete(hostIndex, h)
+	r := &Registry{base: sites}
+	r.cur.Store(t)
+	return r, nil
+}
+
+// SetAdded replaces the Sites added at run time with added. It refuses, and
+// changes nothing, when an added Site's name or a host is taken or an entry
+// is incomplete.
+func (r *Registry) SetAdded(added ...*Site) error {
+	t, err := newTable(r.base, added)
+	if err != nil {
+		return err
 	}
+	r.cur.Store(t)
+	return nil
+}
+
+// Added returns the Sites added at run time, ordered by name.
+func (r *Registry) Added() []*Site { return slices.Clone(r.cur.Load().added) }
+
+func newTable(base, added []*Site) (*table, error) {
+	t := &table{byName: make(map[string]*Site, len(base)+len(added)), byHost: map[string]*Site{}}
+	for _, s := range append(slices.Clone(base), added...) {
+		if err := s.validate(); err != nil {
+			return nil, fmt.Errorf("site registry: %w", err)
+		}
+		if s.Pace == 0 {
+			s.Pace = DefaultPace
+		}
+		if _, dup := t.byName[s.Name]; dup {
+			return nil, fmt.Errorf("site registry: duplicate site %s", s.Name)
+		}
+		for _, h := range s.Hosts {
+			if other := t.byHost[h]; other != nil {
+				return nil, fmt.Errorf("site registry: host %s claimed by %s and %s", h, other.Name, s.Name)
+			}
+		}
+		t.byName[s.Name] = s
+		for _, h := range s.Hosts {
+			t.byHost[h] = s
+		}
+		t.sorted = append(t.sorted, s)
+	}
+	byName := func(a, b *Site) int { return strings.Compare(a.Name, b.Name) }
+	slices.SortFunc(t.sorted, byName)
+	t.added = slices.Clone(added)
+	slices.SortFunc(t.added, byName)
+	return t, nil
+}
+
+// Default is a registry of the built-in Sites. Their entries are checked by
+// every test, so a failure here is a bug in this package: it panics.
+func Default() *Registry {
+	r, err := NewRegistry(BuiltIn()...)
+	if err != nil {
+		panic(err)
+	}
+	return r
 }
 
 func (s *Site) validate() error {
@@ -201,8 +246,8 @@ func (s *Site) validate() error {
 		return fmt.Errorf("site %s: kind %q is neither manga nor novel", s.Name, s.Kind)
 	case len(s.Hosts) == 0:
 		return fmt.Errorf("site %s: no hosts", s.Name)
-	case s.seriesPath == nil, s.Title == nil, s.Latest == nil, s.Cover == nil, s.Chapters == nil, s.Content == nil:
-		return fmt.Errorf("site %s: an answer is missing (seriesPath, Title, Latest, Cover, Chapters and Content are all required)", s.Name)
+	case s.SeriesPath == nil, s.Title == nil, s.Latest == nil, s.Cover == nil, s.Chapters == nil, s.Content == nil:
+		return fmt.Errorf("site %s: an answer is missing (SeriesPath, Title, Latest, Cover, Chapters and Content are all required)", s.Name)
 	case s.Pace < 0:
 		return fmt.Errorf("site %s: negative pace", s.Name)
 	case s.Browser != nil && (s.Browser.Read == nil || s.Browser.Arrived == nil):
@@ -217,22 +262,21 @@ func (s *Site) validate() error {
 }
 
 // Lookup returns the Site named by a stored site string.
-func Lookup(name string) (*Site, bool) {
-	registryMu.RLock()
-	s, ok := registry[name]
-	registryMu.RUnlock()
+func (r *Registry) Lookup(name string) (*Site, bool) {
+	s, ok := r.cur.Load().byName[name]
 	return s, ok
 }
 
-// Sites returns every registered Site, ordered by name.
-func Sites() []*Site {
-	registryMu.RLock()
-	out := make([]*Site, 0, len(registry))
-	for _, s := range registry {
-		out = append(out, s)
+// Sites returns every Site, ordered by name.
+func (r *Registry) Sites() []*Site { return slices.Clone(r.cur.Load().sorted) }
+
+// Names returns every site string, ordered.
+func (r *Registry) Names() []string {
+	sorted := r.cur.Load().sorted
+	out := make([]string, len(sorted))
+	for i, s := range sorted {
+		out[i] = s.Name
 	}
-	registryMu.RUnlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
@@ -242,11 +286,40 @@ func (s *Site) HasHost(host string) bool {
 	return slices.Contains(s.Hosts, strings.TrimPrefix(strings.ToLower(host), "www."))
 }
 
-func siteForHost(host string) *Site {
-	registryMu.RLock()
-	s := hostIndex[strings.TrimPrefix(host, "www.")]
-	registryMu.RUnlock()
-	return s
+// AllHostNames are the names a page of the Site may be on: each host and
+// its "www." form, for the browser, which compares exact names.
+func (s *Site) AllHostNames() []string {
+	out := make([]string, 0, 2*len(s.Hosts))
+	for _, h := range s.Hosts {
+		out = append(out, h, "www."+h)
+	}
+	return out
+}
+
+func (r *Registry) siteForHost(host string) *Site {
+	return r.cur.Load().byHost[strings.TrimPrefix(host, "www.")]
+}
+
+// HostSite returns the Site a host belongs to: one of its hostnames, with or
+// without "www.", or a subdomain of one (kagane's API on yuzuki.kagane.org).
+// Cover bytes are routed by this, the address's shape, never by the Series'
+// Site name.
+func (r *Registry) HostSite(host string) (*Site, bool) {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if host == "" {
+		return nil, false
+	}
+	if s := r.siteForHost(host); s != nil {
+		return s, true
+	}
+	for i := strings.IndexByte(host, '.'); i >= 0 && i+1 < len(host); {
+		host = host[i+1:]
+		if s := r.siteForHost(host); s != nil {
+			return s, true
+		}
+		i = strings.IndexByte(host, '.')
+	}
+	return nil, false
 }
 
 // AllChapters returns the Series' full chapter list, oldest first: through
@@ -266,12 +339,12 @@ func (s *Site) AllChapters(ctx context.Context, fetch PageFetcher, seriesURL str
 // Resolve derives the Series a Site URL belongs to. It accepts series and
 // chapter pages and normalises scheme, "www.", query, fragment and trailing
 // slash, so every URL of one Series gives one key.
-func Resolve(raw string) (Ref, error) {
+func (r *Registry) Resolve(raw string) (Ref, error) {
 	u, err := parseSiteURL(raw)
 	if err != nil {
 		return Ref{}, err
 	}
-	site := siteForHost(u.Host)
+	site := r.siteForHost(u.Host)
 	if site == nil {
 		return Ref{}, fmt.Errorf("%w: %s", ErrUnknownSite, u.Host)
 	}
@@ -291,7 +364,7 @@ func (s *Site) ResolveOn(raw string) (Ref, error) {
 }
 
 func (s *Site) resolve(u *url.URL) (Ref, error) {
-	slug, path, ok := s.seriesPath(u)
+	slug, path, ok := s.SeriesPath(u)
 	if !ok || slug == "" {
 		return Ref{}, fmt.Errorf("%w on %s: %s", ErrNotSeriesURL, s.Name, u.EscapedPath())
 	}

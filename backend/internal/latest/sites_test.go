@@ -76,7 +76,7 @@ func TestResolve(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ref, err := Resolve(tc.url)
+			ref, err := reg.Resolve(tc.url)
 			if tc.err != nil {
 				require.ErrorIs(t, err, tc.err)
 				require.Empty(t, ref.Key)
@@ -88,11 +88,11 @@ func TestResolve(t *testing.T) {
 			site, _, ok := SplitKey(ref.Key)
 			require.True(t, ok)
 			require.Equal(t, site, ref.Site)
-			s, ok := Lookup(site)
+			s, ok := reg.Lookup(site)
 			require.True(t, ok)
 			require.Equal(t, s.Kind, ref.Kind)
 			// The series URL is a fixed point: resolving it gives itself.
-			again, err := Resolve(ref.SeriesURL)
+			again, err := reg.Resolve(ref.SeriesURL)
 			require.NoError(t, err)
 			require.Equal(t, ref, again)
 		})
@@ -101,7 +101,7 @@ func TestResolve(t *testing.T) {
 
 func TestResolveOnPinsTheSite(t *testing.T) {
 	t.Parallel()
-	asura, _ := Lookup("asura")
+	asura, _ := reg.Lookup("asura")
 	ref, err := asura.ResolveOn("https://asuracomic.net/series/omniscient-readers-viewpoint-a1b2c3d4")
 	require.NoError(t, err)
 	require.Equal(t, "asura:omniscient-readers-viewpoint", ref.Key)
@@ -138,7 +138,7 @@ func TestSplitKeyAndHasHost(t *testing.T) {
 		_, _, ok := SplitKey(bad)
 		require.False(t, ok, bad)
 	}
-	asura, _ := Lookup("asura")
+	asura, _ := reg.Lookup("asura")
 	require.True(t, asura.HasHost("asurascans.com"))
 	require.True(t, asura.HasHost("WWW.AsuraComic.net"))
 	require.False(t, asura.HasHost("cdn.asurascans.com"))
@@ -149,7 +149,7 @@ func TestRegistryEntries(t *testing.T) {
 	t.Parallel()
 	want := map[string]Kind{"asura": Manga, "demonic": Manga, "comix": Manga, "kagane": Manga, "lightnovelworld": Novel, "novelfull": Novel}
 	got := map[string]Kind{}
-	for _, s := range Sites() {
+	for _, s := range reg.Sites() {
 		if _, real := want[s.Name]; !real {
 			// A fake Site another test registers for the moment.
 			continue
@@ -160,20 +160,20 @@ func TestRegistryEntries(t *testing.T) {
 		require.LessOrEqual(t, s.Pace, DefaultPace, s.Name)
 	}
 	require.Equal(t, want, got)
-	_, ok := Lookup("mangadex")
+	_, ok := reg.Lookup("mangadex")
 	require.False(t, ok, "an unknown site string is refused")
 
-	kagane, _ := Lookup("kagane")
+	kagane, _ := reg.Lookup("kagane")
 	require.NotNil(t, kagane.Browser)
 	require.False(t, kagane.Browser.Fallback, "kagane never falls back: a plain fetch only gets the challenge")
-	novelfull, _ := Lookup("novelfull")
+	novelfull, _ := reg.Lookup("novelfull")
 	require.NotNil(t, novelfull.Browser)
 	require.True(t, novelfull.Browser.Fallback)
 	for _, name := range []string{"asura", "demonic", "comix", "lightnovelworld"} {
-		s, _ := Lookup(name)
+		s, _ := reg.Lookup(name)
 		require.Nil(t, s.Browser, name)
 	}
-	asura, _ := Lookup("asura")
+	asura, _ := reg.Lookup("asura")
 	require.Equal(t, time.Second, asura.Pace)
 }
 
@@ -187,12 +187,12 @@ func TestResolveAllocations(t *testing.T) {
 	}
 	for _, u := range urls {
 		allocs := testing.AllocsPerRun(200, func() {
-			if _, err := Resolve(u); err != nil {
+			if _, err := reg.Resolve(u); err != nil {
 				t.Fatal(err)
 			}
 		})
 		require.LessOrEqual(t, allocs, 8.0, "%s: %v allocations", u, allocs)
 	}
-	_, err := Resolve("https://example.com/")
+	_, err := reg.Resolve("https://example.com/")
 	require.True(t, errors.Is(err, ErrUnknownSite))
 }

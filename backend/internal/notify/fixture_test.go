@@ -167,7 +167,7 @@ func (w *world) reader(name string) store.Reader {
 // hold gives a Reader a Bookmark, with Progress when chapter is set.
 func (w *world) hold(r store.Reader, seriesURL, chapter string) string {
 	w.t.Helper()
-	ref, err := latest.Resolve(seriesURL)
+	ref, err := latest.Default().Resolve(seriesURL)
 	require.NoError(w.t, err)
 	ns := store.NewSeries{Key: ref.Key, Site: ref.Site, Kind: string(ref.Kind), SeriesURL: ref.SeriesURL}
 	if chapter == "" {

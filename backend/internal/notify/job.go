@@ -9,8 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
+	"github.com/lectern-reader/lectern/backend/internal/riverjob"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -43,11 +43,11 @@ const (
 type ScanArgs struct{}
 
 // Kind is River's job kind.
-func (ScanArgs) Kind() string { return "notify_scan" }
+func (ScanArgs) Kind() string { return riverjob.NotifyScan }
 
 // InsertOpts: one scan waiting at a time.
 func (ScanArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 3, Priority: 3, UniqueOpts: river.UniqueOpts{ByState: waitingStates}}
+	return river.InsertOpts{MaxAttempts: 3, Priority: 3, UniqueOpts: river.UniqueOpts{ByState: riverjob.InFlight}}
 }
 
 // SendArgs is the notify_send job: send a target's pending deliveries.
@@ -56,7 +56,7 @@ type SendArgs struct {
 }
 
 // Kind is River's job kind.
-func (SendArgs) Kind() string { return "notify_send" }
+func (SendArgs) Kind() string { return riverjob.NotifySend }
 
 // InsertOpts: one send per target queued or running (River's uniqueness
 // always counts running jobs; deliveries that arrive while one runs are
@@ -65,12 +65,7 @@ func (SendArgs) Kind() string { return "notify_send" }
 // ever to run at once, the ledger's row locks keep them from sending the
 // same rows.
 func (SendArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: SendAttempts, Priority: 3, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: waitingStates}}
-}
-
-var waitingStates = []rivertype.JobState{
-	rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable, rivertype.JobStateRunning,
-	rivertype.JobStateScheduled,
+	return river.InsertOpts{MaxAttempts: SendAttempts, Priority: 3, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: riverjob.InFlight}}
 }
 
 // PeriodicScan is the scan's River periodic job.

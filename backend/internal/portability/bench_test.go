@@ -50,7 +50,7 @@ func BenchmarkImport5000(b *testing.B) {
 			b.StartTimer()
 			for _, line := range lines {
 				u, ch, _ := bytes.Cut(line, []byte("\t"))
-				ref, err := latest.Resolve(string(u))
+				ref, err := latest.Default().Resolve(string(u))
 				require.NoError(b, err)
 				_, _, err = bb.lib.Put(ctx, reader, ref.Key, bookmark.PutRequest{Site: ref.Site, SeriesURL: string(u), Chapter: string(ch)})
 				require.NoError(b, err)

@@ -74,10 +74,10 @@ type Report struct {
 	Millis int64 `json:"millis"`
 }
 
-// Importer imports Bookmarks through the Library's Store and Acquirer.
+// Importer imports Bookmarks through the Bookmark service.
 type Importer struct {
-	Library *bookmark.Service
-	Logger  *slog.Logger
+	Bookmarks *bookmark.Service
+	Logger    *slog.Logger
 	// Now is the clock that bounds times in a file; nil means time.Now.
 	Now func() time.Time
 }
@@ -121,7 +121,7 @@ func (im *Importer) Import(ctx context.Context, readerID int64, f Format, body [
 	rollback := opts.DryRun || rep.Refused
 
 	start := time.Now()
-	err = im.Library.Store.InTx(ctx, func(tx *store.Store) error {
+	err = im.Bookmarks.Store.InTx(ctx, func(tx *store.Store) error {
 		if err := im.apply(ctx, tx, readerID, items, rows, &rep); err != nil {
 			return err
 		}
@@ -181,13 +181,13 @@ func (im *Importer) apply(ctx context.Context, tx *store.Store, readerID int64, 
 	}
 	// The same Acquisition a PUT queues, in the same transaction: a Series
 	// never exists without its first poll on the way.
-	if many, ok := im.Library.Acquire.(BatchAcquirer); ok && len(created) > 0 {
+	if many, ok := im.Bookmarks.Acquire.(BatchAcquirer); ok && len(created) > 0 {
 		if err := many.AcquireMany(ctx, tx, created); err != nil {
 			return fmt.Errorf("queue acquisitions: %w", err)
 		}
 	} else {
 		for _, k := range created {
-			if err := im.Library.Acquire.Acquire(ctx, tx, k); err != nil {
+			if err := im.Bookmarks.Acquire.Acquire(ctx, tx, k); err != nil {
 				return fmt.Errorf("queue acquisition of %s: %w", k, err)
 			}
 		}
@@ -282,14 +282,14 @@ func (im *Importer) validate(e entry) (store.ImportRow, error) {
 	var err error
 	if e.Site != "" {
 		var ok bool
-		if site, ok = latest.Lookup(e.Site); !ok {
+		if site, ok = im.Bookmarks.Registry.Lookup(e.Site); !ok {
 			return row, fmt.Errorf("unknown site %q", e.Site)
 		}
 		ref, err = site.ResolveOn(e.URL)
 	} else {
-		ref, err = latest.Resolve(e.URL)
+		ref, err = im.Bookmarks.Registry.Resolve(e.URL)
 		if err == nil {
-			site, _ = latest.Lookup(ref.Site)
+			site, _ = im.Bookmarks.Registry.Lookup(ref.Site)
 		}
 	}
 	if err != nil {

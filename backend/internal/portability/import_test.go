@@ -17,6 +17,7 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
+	"github.com/lectern-reader/lectern/backend/internal/poll"
 	"github.com/lectern-reader/lectern/backend/internal/portability"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -39,8 +40,8 @@ func setup(t testing.TB) *bundle {
 	st := store.New(pgtest.New(t))
 	rc, err := river.NewClient(riverpgxv5.New(st.Pool), &river.Config{})
 	require.NoError(t, err)
-	lib := &bookmark.Service{Store: st, Acquire: latest.Acquirer{Client: rc}, BaseURL: base}
-	return &bundle{t: t, st: st, lib: lib, im: &portability.Importer{Library: lib}}
+	lib := &bookmark.Service{Store: st, Registry: latest.Default(), Acquire: poll.Acquirer{Client: rc}, BaseURL: base}
+	return &bundle{t: t, st: st, lib: lib, im: &portability.Importer{Bookmarks: lib}}
 }
 
 func (b *bundle) reader(name string) int64 {
@@ -52,7 +53,7 @@ func (b *bundle) reader(name string) int64 {
 
 func (b *bundle) put(readerID int64, seriesURL, title, chapter, chapterURL string) {
 	b.t.Helper()
-	ref, err := latest.Resolve(seriesURL)
+	ref, err := latest.Default().Resolve(seriesURL)
 	require.NoError(b.t, err)
 	_, _, err = b.lib.Put(context.Background(), readerID, ref.Key, bookmark.PutRequest{
 		Site: ref.Site, SeriesURL: seriesURL, Title: title, Chapter: chapter, ChapterURL: chapterURL})
@@ -316,7 +317,7 @@ func TestKenmeiImport(t *testing.T) {
 	require.Equal(t, 3, rep.Created)
 	require.Equal(t, 1, rep.Merged)
 
-	ref, err := latest.Resolve("https://asurascans.com/comics/solo-leveling-ragnarok-12ab34cd")
+	ref, err := latest.Default().Resolve("https://asurascans.com/comics/solo-leveling-ragnarok-12ab34cd")
 	require.NoError(t, err)
 	bm, err := b.st.GetBookmark(ctx, fay, ref.Key)
 	require.NoError(t, err)
@@ -325,7 +326,7 @@ func TestKenmeiImport(t *testing.T) {
 	require.Equal(t, "Solo Leveling, Ragnarok", bm.Title)
 	require.Equal(t, time.Date(2024, 11, 9, 10, 0, 0, 0, time.UTC), bm.ProgressAt.UTC())
 
-	ref, err = latest.Resolve("https://asuracomic.net/series/the-greatest-estate-developer-7c7c7c7c")
+	ref, err = latest.Default().Resolve("https://asuracomic.net/series/the-greatest-estate-developer-7c7c7c7c")
 	require.NoError(t, err)
 	bm, err = b.st.GetBookmark(ctx, fay, ref.Key)
 	require.NoError(t, err)
@@ -436,7 +437,7 @@ func TestImportFiveThousandLinesInOneTransaction(t *testing.T) {
 
 // countingAcquirer counts the batches the production Acquirer is given.
 type countingAcquirer struct {
-	latest.Acquirer
+	poll.Acquirer
 	calls int
 }
 
@@ -451,7 +452,7 @@ func TestImportUsesABatchAcquirer(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	acq := &countingAcquirer{Acquirer: b.lib.Acquire.(latest.Acquirer)}
+	acq := &countingAcquirer{Acquirer: b.lib.Acquire.(poll.Acquirer)}
 	b.lib.Acquire = acq
 	jo := b.reader("jo")
 

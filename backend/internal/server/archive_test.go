@@ -20,6 +20,7 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/credential"
+	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -51,11 +52,13 @@ func TestArchiveJobsRunOnTheReplicasParts(t *testing.T) {
 			http.StatusOK, "image/jpeg", b)
 	}
 
-	f, err := buildFetch(d.Config, st, d.Logger, nil, seams)
+	d.Registry = latest.Default()
+	tree, err := buildFetch(d.Config, st, d.Registry, d.Logger, nil, seams)
 	require.NoError(t, err)
 	workers := river.NewWorkers()
-	svc, err := addArchiveJobs(d, f, f.fetch, workers)
+	svc, err := newArchive(d, tree, tree.Sites, nil)
 	require.NoError(t, err)
+	require.NoError(t, svc.AddWorkers(workers))
 	client, err := river.NewClient(riverpgxv5.New(st.Pool), &river.Config{
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}},
 		Workers:           workers,
@@ -71,7 +74,7 @@ func TestArchiveJobsRunOnTheReplicasParts(t *testing.T) {
 		_ = client.Stop(stop)
 	})
 
-	lib := &bookmark.Service{Store: st, BaseURL: testBase}
+	lib := &bookmark.Service{Store: st, Registry: d.Registry, BaseURL: testBase}
 	a := &api.API{Store: st, Library: lib, Logger: quiet(), Version: "test"}
 	addArchiveRoutes(a, svc, quiet())
 	h := a.Routes()

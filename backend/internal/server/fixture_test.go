@@ -250,7 +250,7 @@ func (b *testBundle) jobCount(kind, state string) int {
 
 func mustResolve(t *testing.T, raw string) latest.Ref {
 	t.Helper()
-	ref, err := latest.Resolve(raw)
+	ref, err := latest.Default().Resolve(raw)
 	require.NoError(t, err)
 	return ref
 }

@@ -19,14 +19,16 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/blob"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/cover"
+	"github.com/lectern-reader/lectern/backend/internal/fetch"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/browser"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/pacing"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/metrics"
+	"github.com/lectern-reader/lectern/backend/internal/notify"
+	"github.com/lectern-reader/lectern/backend/internal/poll"
 	"github.com/lectern-reader/lectern/backend/internal/schedule"
 	"github.com/lectern-reader/lectern/backend/internal/store"
-	"github.com/lectern-reader/lectern/backend/internal/web"
 )
 
 // Seams replace the network under the fetchers, so tests can stand loopback
@@ -41,7 +43,7 @@ type Seams struct {
 	// RootCAs trusts the fixtures' throwaway CA.
 	RootCAs *x509.CertPool
 	// Fetcher replaces the Site fetcher altogether (a fake).
-	Fetcher latest.Fetcher
+	Fetcher fetch.Fetcher
 	// BrowserIgnoreCertErrors lets a launched Chromium accept the fixtures'
 	// certificates.
 	BrowserIgnoreCertErrors bool
@@ -59,34 +61,92 @@ type Seams struct {
 }
 
 // jobs is the background half of a replica: the River client with its
-// workers, the fetchers and the pacing gate they share, and the browser.
+// workers, the fetch tree they share, and the Owner's controls.
 type jobs struct {
 	client  *river.Client[pgx.Tx]
 	archive *archive.Service // nil when no ARCHIVE_DIR is configured
-	browser *browser.Browser
-	queue   *latest.Queue
-	paces   latest.Paces
+	fetch   *fetch.Tree
+	queue   *poll.Queue
 	// policy is POLL_POLICY, budgets each Site's budget of scheduled polls.
 	policy   string
-	budgets  latest.Budgets
+	budgets  poll.Budgets
 	interval time.Duration
 	working  bool
 	started  bool
 }
 
-// newJobs builds the River client over the store's pool: with workers for
-// poll_series, plan_polls and fetch_cover (queue "default", WORKERS at
-// once) and the periodic plan, or insert-only when WORKERS is 0.
+// newJobs builds the background half in named steps: the fetch tree, the
+// poll's settings, the River client over an empty workers bundle, the
+// services (which insert through the client), and last their workers,
+// registered in the bundle before the client starts. River reads the bundle
+// when it works a job, so the services never need a client set on them
+// after the fact.
 func newJobs(d Deps) (*jobs, error) {
-	cfg := d.Config
-	seams := d.Seams
-	if seams == nil {
-		seams = &Seams{}
-	}
-	f, err := buildFetch(cfg, d.Store, d.Logger, d.Metrics, seams)
+	seams := d.seams()
+	tree, err := buildFetch(d.Config, d.Store, d.Registry, d.Logger, d.Metrics, seams)
 	if err != nil {
 		return nil, err
 	}
+	j := &jobs{fetch: tree, working: d.Config.Workers > 0, interval: pollInterval(d.Config, seams)}
+	budgetOverrides, err := d.Config.Budgets()
+	if err != nil {
+		return nil, err
+	}
+	if j.budgets, err = poll.NewBudgets(d.Registry, budgetOverrides, tree.Policy.Paces); err != nil {
+		return nil, err
+	}
+	// The adaptive policy is the default; POLL_POLICY=interval falls back.
+	j.policy = poll.PolicyAdaptive
+	if d.Config.PollPolicy == poll.PolicyInterval {
+		j.policy = poll.PolicyInterval
+	}
+
+	workers := river.NewWorkers()
+	if j.client, err = newRiverClient(d, workers, j.working, j.planEvery(), pollTimeout(d.Config, seams)); err != nil {
+		return nil, err
+	}
+	j.queue = &poll.Queue{Client: j.client, Store: d.Store, Registry: d.Registry, HintsPlanned: j.adaptive(), Logger: d.Logger}
+	if d.Config.ArchiveDir != "" {
+		if j.archive, err = newArchive(d, tree, j.siteFetcher(seams), j.client); err != nil {
+			return nil, err
+		}
+	}
+	if j.working {
+		if err := j.addWorkers(d, workers, seams); err != nil {
+			return nil, err
+		}
+	}
+	return j, nil
+}
+
+func (d Deps) seams() *Seams {
+	if d.Seams == nil {
+		return &Seams{}
+	}
+	return d.Seams
+}
+
+func (j *jobs) adaptive() bool { return j.policy == poll.PolicyAdaptive }
+
+// siteFetcher is the fetcher of Site pages: the tree's, or a test's fake.
+func (j *jobs) siteFetcher(seams *Seams) fetch.Fetcher {
+	if seams.Fetcher != nil {
+		return seams.Fetcher
+	}
+	return j.fetch.Sites
+}
+
+// planEvery is how often plan_polls runs: POLL_INTERVAL under the interval
+// policy, a third of the adaptive plan's horizon under the adaptive one.
+func (j *jobs) planEvery() time.Duration {
+	if !j.adaptive() {
+		return j.interval
+	}
+	return (&poll.Adaptive{Planner: schedule.Planner{Interval: j.interval}}).PlanEvery()
+}
+
+// pollInterval is POLL_INTERVAL, or a test's shorter one.
+func pollInterval(cfg config.Config, seams *Seams) time.Duration {
 	interval := cfg.PollInterval
 	if seams.PollInterval > 0 {
 		interval = seams.PollInterval
@@ -94,70 +154,31 @@ func newJobs(d Deps) (*jobs, error) {
 	if interval <= 0 {
 		interval = time.Hour
 	}
-	budgetOverrides, err := cfg.Budgets()
-	if err != nil {
-		return nil, err
-	}
-	budgets, err := latest.NewBudgets(budgetOverrides, f.paces)
-	if err != nil {
-		return nil, err
-	}
-	// The adaptive policy is the default; POLL_POLICY=interval falls back.
-	adaptive := cfg.PollPolicy != latest.PolicyInterval
-	j := &jobs{paces: f.paces, browser: f.browser, working: cfg.Workers > 0,
-		policy: latest.PolicyAdaptive, budgets: budgets, interval: interval}
-	if !adaptive {
-		j.policy = latest.PolicyInterval
-	}
-	var images cover.BrowserImages
-	if f.browser != nil {
-		images = f.browser
-	}
-	fetch := f.fetch
-	if seams.Fetcher != nil {
-		fetch = seams.Fetcher
-	}
-	gate, paces := f.dest, f.paces
+	return interval
+}
 
-	poller := &latest.Poller{Store: d.Store, Fetch: fetch, Interval: interval, Adaptive: adaptive, Logger: d.Logger}
-	workers := river.NewWorkers()
-	pollTimeout := pollJobTimeout(cfg)
+// pollTimeout bounds one poll: time for pacing waits and a browser read,
+// or a test's rescue time.
+func pollTimeout(cfg config.Config, seams *Seams) time.Duration {
 	if seams.RescueStuckJobsAfter > 0 {
-		pollTimeout = seams.RescueStuckJobsAfter
+		return seams.RescueStuckJobsAfter
 	}
-	river.AddWorker(workers, &latest.PollWorker{Poller: poller, JobTimeout: pollTimeout})
-	plan := &latest.PlanWorker{Scheduler: &latest.Scheduler{Store: d.Store, Interval: interval, Logger: d.Logger}}
-	planEvery := interval
-	if adaptive {
-		plan.Adaptive = &latest.Adaptive{Store: d.Store, Planner: schedule.Planner{Interval: interval}, Budgets: budgets, Logger: d.Logger}
-		planEvery = plan.Adaptive.PlanEvery()
-	}
-	river.AddWorker(workers, plan)
-	river.AddWorker(workers, &cover.FetchWorker{Fetcher: &cover.Fetcher{
-		Store: d.Store, Covers: &blob.Store{Dir: cfg.CoverDir},
-		Images: gateImages{gate}, Browser: images, MaxBytes: gate.MaxBytes(),
-		Pace: f.pace.Wait, Paces: paces, BrowserTimeout: cfg.BrowserTimeout, Logger: d.Logger,
-	}})
+	return pollJobTimeout(cfg)
+}
 
-	if cfg.ArchiveDir != "" {
-		if j.archive, err = addArchiveJobs(d, f, fetch, workers); err != nil {
-			return nil, err
-		}
-		// Archive chapters share the Poll's workers: at most half of them,
-		// so polls always find a worker.
-		j.archive.MaxRunning = max(1, cfg.Workers/2)
-		poller.Archive = j.archive
-	}
-
+// newRiverClient builds the replica's one River client over workers, with
+// the periodic plan and notification scan on a working replica (WORKERS at
+// once on queue "default"), insert-only when WORKERS is 0.
+func newRiverClient(d Deps, workers *river.Workers, working bool, planEvery, pollTimeout time.Duration) (*river.Client[pgx.Tx], error) {
+	seams := d.seams()
 	rc := &river.Config{Logger: d.Logger.With("component", "river")}
 	if d.Metrics != nil {
 		rc.Middleware = []rivertype.Middleware{d.Metrics.JobMiddleware()}
 	}
-	if j.working {
-		rc.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}}
+	if working {
+		rc.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: d.Config.Workers}}
 		rc.Workers = workers
-		rc.PeriodicJobs = []*river.PeriodicJob{latest.PeriodicPlan(planEvery)}
-		addNotifyJobs(d, workers, rc)
+		rc.PeriodicJobs = periodicJobs(planEvery)
 		if seams.RiverPollInterval > 0 {
 			rc.FetchPollInterval = seams.RiverPollInterval
 			rc.FetchCooldown = min(seams.RiverPollInterval, 100*time.Millisecond)
@@ -179,96 +200,107 @@ func newJobs(d Deps) (*jobs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("river client: %w", err)
 	}
-	j.client = client
+	return client, nil
+}
+
+// periodicJobs are the replica's periodic jobs, run by the elected leader:
+// the Poll's plan and the notifications' scan.
+func periodicJobs(planEvery time.Duration) []*river.PeriodicJob {
+	return []*river.PeriodicJob{poll.PeriodicPlan(planEvery), notify.PeriodicScan(notify.ScanInterval)}
+}
+
+// addWorkers registers every job kind's worker: poll_series, plan_polls,
+// fetch_cover, the archive's and the notifications'.
+func (j *jobs) addWorkers(d Deps, workers *river.Workers, seams *Seams) error {
+	tree := j.fetch
+	poller := &poll.Poller{Store: d.Store, Registry: d.Registry, Policy: tree.Policy, Fetch: j.siteFetcher(seams),
+		Covers: cover.Queue{Client: j.client}, Interval: j.interval, Adaptive: j.adaptive(), Logger: d.Logger}
 	if j.archive != nil {
-		j.archive.River = client
+		// Archive chapters share the Poll's workers: at most half of them,
+		// so polls always find a worker.
+		j.archive.MaxRunning = max(1, d.Config.Workers/2)
+		poller.Archive = j.archive
+		if err := j.archive.AddWorkers(workers); err != nil {
+			return err
+		}
 	}
-	poller.Covers = cover.Queue{Client: client}
-	j.queue = &latest.Queue{Client: client, Store: d.Store, HintsPlanned: adaptive, Logger: d.Logger}
-	return j, nil
+	river.AddWorker(workers, &poll.PollWorker{Poller: poller, JobTimeout: pollTimeout(d.Config, seams)})
+	plan := &poll.PlanWorker{Scheduler: &poll.Scheduler{Store: d.Store, Interval: j.interval, Logger: d.Logger}}
+	if j.adaptive() {
+		plan.Adaptive = &poll.Adaptive{Store: d.Store, Registry: d.Registry, Planner: schedule.Planner{Interval: j.interval},
+			Budgets: j.budgets, Logger: d.Logger}
+	}
+	river.AddWorker(workers, plan)
+	var images cover.BrowserImages
+	if tree.Browser != nil {
+		images = tree.Browser
+	}
+	river.AddWorker(workers, &cover.FetchWorker{Fetcher: &cover.Fetcher{
+		Store: d.Store, Covers: &blob.Store{Dir: d.Config.CoverDir},
+		Images: tree.Gate, Browser: images, MaxBytes: tree.Gate.MaxBytes(),
+		Pacer: tree.Pacer, Policy: tree.Policy, Logger: d.Logger,
+	}})
+	newNotifier(d).AddWorkers(workers)
+	return nil
 }
 
-// fetchParts are the fetchers of a replica and what they share: the
-// destination gate, the pacing gate with its per-Site intervals, and the
-// browser when one is configured.
-type fetchParts struct {
-	dest    *gate.Client
-	pace    pacer
-	paces   latest.Paces
-	browser *browser.Browser
-	fetch   latest.Fetcher
-}
-
-// pacer is the pacing gate's shape: *pacing.Gate, or the same timed by the
-// metrics.
-type pacer interface {
-	Wait(ctx context.Context, host string, every time.Duration) error
-}
-
-func buildFetch(cfg config.Config, st *store.Store, logger *slog.Logger, m *metrics.Metrics, seams *Seams) (*fetchParts, error) {
+// buildFetch builds the replica's fetch tree: the destination gate over the
+// test seams' network, the Postgres pacing gate (timed by the metrics), the
+// plain fetcher and, when one is configured, the browser.
+func buildFetch(cfg config.Config, st *store.Store, reg *latest.Registry, logger *slog.Logger, m *metrics.Metrics, seams *Seams) (*fetch.Tree, error) {
 	overrides, err := cfg.Paces()
 	if err != nil {
 		return nil, err
 	}
-	paces, err := latest.NewPaces(overrides)
+	paces, err := fetch.NewPaces(reg, overrides)
 	if err != nil {
 		return nil, err
 	}
 	if logger == nil {
 		logger = slog.Default()
 	}
-	f := &fetchParts{paces: paces, pace: pacing.New(st, pacing.Options{})}
+	var pacer fetch.Pacer = pacing.New(st, pacing.Options{})
 	if m != nil {
-		f.pace = m.TimePacing(f.pace)
+		pacer = m.TimePacing(pacer)
 	}
-	pace := latest.PaceCounted(func(ctx context.Context, host string) error { return f.pace.Wait(ctx, host, paces.ForHost(host)) })
-	f.dest = gate.New(gate.Options{
-		MaxBytes: cfg.CoverMaxBytes, UserAgent: cfg.UserAgent,
-		Resolver: seams.Resolver, Dial: seams.Dial, RootCAs: seams.RootCAs,
-	})
-	plain := latest.NewPlainFetcher(latest.PlainOptions{
-		MaxBytes: cfg.FetchMaxBytes, UserAgent: cfg.UserAgent,
-		Timeout: cfg.FetchTimeout, ConnectTimeout: cfg.FetchConnectTimeout, HeaderTimeout: cfg.FetchHeaderTimeout,
-		// A Site's own DNS cannot point the Poll at the Owner's network either.
-		Dial:    f.dest.DialContext,
-		RootCAs: seams.RootCAs,
-		Pace:    pace,
-	})
-	fetchers := &latest.Fetchers{Plain: plain, BrowserTimeout: cfg.BrowserTimeout}
+	o := fetch.Options{
+		Registry: reg, Paces: paces, States: st, Pacer: pacer,
+		Gate: gate.New(gate.Options{
+			MaxBytes: cfg.CoverMaxBytes, UserAgent: cfg.UserAgent,
+			Resolver: seams.Resolver, Dial: seams.Dial, RootCAs: seams.RootCAs,
+		}),
+		Plain: fetch.PlainOptions{
+			MaxBytes: cfg.FetchMaxBytes, UserAgent: cfg.UserAgent,
+			Timeout: cfg.FetchTimeout, ConnectTimeout: cfg.FetchConnectTimeout, HeaderTimeout: cfg.FetchHeaderTimeout,
+		},
+		BrowserTimeout: cfg.BrowserTimeout, RootCAs: seams.RootCAs, Logger: logger,
+	}
 	if cfg.BrowserURL != "" || cfg.BrowserPath != "" {
-		dial := f.dest.DialContext
-		if m != nil {
-			// A refusal at the proxy never reaches a job's error: count it here.
-			dial = m.CountRefusals(metrics.ViaBrowser, dial)
-		}
-		f.browser = browser.New(browser.Options{
-			URL: cfg.BrowserURL, Path: cfg.BrowserPath,
-			Dial: dial, Pace: pace, Logger: logger,
+		o.Browser = &browser.Options{
+			URL: cfg.BrowserURL, Path: cfg.BrowserPath, Logger: logger,
 			ProxyListen: cfg.BrowserProxyListen, ProxyAddr: cfg.BrowserProxyAddr,
 			IgnoreCertErrors: seams.BrowserIgnoreCertErrors,
-		})
-		fetchers.Browser = f.browser
+		}
+		if m != nil {
+			// A refusal at the proxy never reaches a job's error: count it here.
+			o.BrowserDial = m.CountRefusals(metrics.ViaBrowser, o.Gate.DialContext)
+		}
 	}
-	f.fetch = fetchers
-	return f, nil
+	return fetch.New(o), nil
 }
 
 // NewSiteFetcher builds the Poll's Site fetcher (plain or browser per Site,
 // pinned, paced through st's database) for a one-off fetch such as
 // `lectern probe URL`. close releases the browser. seams may be nil.
-func NewSiteFetcher(cfg config.Config, st *store.Store, logger *slog.Logger, seams *Seams) (fetch latest.Fetcher, close func() error, err error) {
+func NewSiteFetcher(cfg config.Config, st *store.Store, reg *latest.Registry, logger *slog.Logger, seams *Seams) (fetch.Fetcher, func() error, error) {
 	if seams == nil {
 		seams = &Seams{}
 	}
-	f, err := buildFetch(cfg, st, logger, nil, seams)
+	tree, err := buildFetch(cfg, st, reg, logger, nil, seams)
 	if err != nil {
 		return nil, nil, err
 	}
-	close = func() error { return nil }
-	if f.browser != nil {
-		close = f.browser.Close
-	}
-	return f.fetch, close, nil
+	return tree.Sites, tree.Close, nil
 }
 
 // rescueStuckJobsAfter is a minute past the poll's timeout: River's
@@ -283,28 +315,16 @@ func pollJobTimeout(cfg config.Config) time.Duration {
 	return max(3*time.Minute, cfg.FetchTimeout+cfg.BrowserTimeout+time.Minute)
 }
 
-// gateImages adapts the destination gate to the Cover job's ImageFetcher.
-type gateImages struct{ c *gate.Client }
-
-func (g gateImages) FetchImage(ctx context.Context, rawURL, referer string) (cover.Image, error) {
-	img, err := g.c.FetchImage(ctx, rawURL, referer)
-	if err != nil {
-		metrics.NoteRefusal(ctx, err)
-		return cover.Image{}, err
-	}
-	return cover.Image{Bytes: img.Bytes, ContentType: img.ContentType, URL: img.URL}, nil
-}
-
 // admin is the Owner's API over the queue.
 func (j *jobs) admin(st *store.Store, log *slog.Logger) func(r chi.Router) {
-	ad := &api.Admin{Store: st, Controls: j.controls(), Paces: j.paces, Budgets: j.budgets, Policy: j.policy, Logger: log}
+	ad := &api.Admin{Store: st, Console: j.console(st), Logger: log}
 	return ad.Routes
 }
 
 // siteControls are the Owner's controls over the queue; resuming a Site also
 // wakes its snoozed archive chapters, which sleep on the same back-off.
 type siteControls struct {
-	*latest.Queue
+	*poll.Queue
 	archive *archive.Service
 }
 
@@ -322,9 +342,10 @@ func (c siteControls) ResumeSite(ctx context.Context, site string) error {
 
 func (j *jobs) controls() siteControls { return siteControls{Queue: j.queue, archive: j.archive} }
 
-// console is what the web Owner console needs of the Poll.
-func (j *jobs) console() *web.PollConsole {
-	return &web.PollConsole{Controls: j.controls(), Policy: j.policy, Interval: j.interval, Paces: j.paces, Budgets: j.budgets}
+// console is the Poll as the Owner sees it, in the API and the web console.
+func (j *jobs) console(st *store.Store) *poll.Console {
+	return &poll.Console{Store: st, Registry: j.fetch.Policy.Registry, Controls: j.controls(), Policy: j.policy,
+		Interval: j.interval, Paces: j.fetch.Policy.Paces, Budgets: j.budgets}
 }
 
 // StartJobs starts working background jobs on this replica (nothing when
@@ -364,10 +385,8 @@ func (s *Server) StopJobs(ctx context.Context) error {
 		}
 		j.started = false
 	}
-	if j.browser != nil {
-		if err := j.browser.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close browser: %w", err))
-		}
+	if err := j.fetch.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close browser: %w", err))
 	}
 	return errors.Join(errs...)
 }

@@ -90,8 +90,9 @@ func TestNotifyJobsRunOnTheReplicasClient(t *testing.T) {
 		Workers:           workers,
 		FetchPollInterval: 100 * time.Millisecond,
 	}
-	addNotifyJobs(d, workers, rc)
-	require.Len(t, rc.PeriodicJobs, 1)
+	newNotifier(d).AddWorkers(workers)
+	rc.PeriodicJobs = periodicJobs(time.Hour)
+	require.Len(t, rc.PeriodicJobs, 2, "the notifications' scan runs beside the Poll's plan")
 	client, err := river.NewClient(riverpgxv5.New(st.Pool), rc)
 	require.NoError(t, err)
 	require.NoError(t, client.Start(ctx))

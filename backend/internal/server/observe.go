@@ -32,10 +32,10 @@ func (s *Server) observe(d *Deps) {
 	if d.Metrics == nil {
 		d.Metrics = metrics.New(metrics.Options{
 			DB:        d.Store.Pool,
-			Sites:     siteNames(),
-			HostLabel: siteHostLabel,
-			// Passed in, not imported by metrics: the gate depends on the
-			// cover package, whose worker reports to the metrics.
+			Sites:     d.Registry.Names(),
+			HostLabel: siteHostLabel(d.Registry),
+			// Passed in, not imported by metrics: the fetch tree stays
+			// below everything that reports to the metrics.
 			RefusalClass: gate.Class,
 			Version:      d.Version,
 			Logger:       d.Logger.With("component", "metrics"),
@@ -48,23 +48,17 @@ func (s *Server) observe(d *Deps) {
 // middleware, pacing, the browser's dialer) and for tests.
 func (s *Server) Metrics() *metrics.Metrics { return s.metrics }
 
-func siteNames() []string {
-	var names []string
-	for _, site := range latest.Sites() {
-		names = append(names, site.Name)
-	}
-	return names
-}
-
 // siteHostLabel names a Site's own hosts in the pacing series; every other
 // host (Cover and page CDNs, named by third-party pages) is "other".
-func siteHostLabel(host string) string {
-	for _, site := range latest.Sites() {
-		if site.HasHost(host) {
-			return strings.TrimPrefix(strings.ToLower(host), "www.")
+func siteHostLabel(reg *latest.Registry) func(host string) string {
+	return func(host string) string {
+		for _, site := range reg.Sites() {
+			if site.HasHost(host) {
+				return strings.TrimPrefix(strings.ToLower(host), "www.")
+			}
 		}
+		return ""
 	}
-	return ""
 }
 
 // observeHTTP is the outermost middleware after chi's RequestID: it puts the
@@ -114,7 +108,7 @@ func (s *Server) observeHTTP(next http.Handler) http.Handler {
 			if c := s.proxies.Of(r); c.IsValid() && len(s.proxies) > 0 {
 				attrs = append(attrs, slog.String("client", c.String()))
 			}
-			s.log.LogAttrs(ctx, level, "request", append(attrs, seriesAttrs(r)...)...)
+			s.log.LogAttrs(ctx, level, "request", append(attrs, s.seriesAttrs(r)...)...)
 			if p != nil {
 				panic(p)
 			}
@@ -133,7 +127,7 @@ var quietRoutes = map[string]bool{
 // seriesAttrs names the Series (and its Site) or the Site a request was
 // about, from the route's {key} or {site}, so that a request line can be
 // found with the Series' other lines.
-func seriesAttrs(r *http.Request) []slog.Attr {
+func (s *Server) seriesAttrs(r *http.Request) []slog.Attr {
 	rc := chi.RouteContext(r.Context())
 	if rc == nil {
 		return nil
@@ -146,7 +140,7 @@ func seriesAttrs(r *http.Request) []slog.Attr {
 		return nil
 	}
 	if site := rc.URLParam("site"); site != "" {
-		if _, ok := latest.Lookup(site); ok {
+		if _, ok := s.registry.Lookup(site); ok {
 			return []slog.Attr{slog.String("site", site)}
 		}
 	}

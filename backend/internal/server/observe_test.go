@@ -21,6 +21,7 @@ import (
 
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/credential"
+	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/metrics/metricstest"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
@@ -321,7 +322,7 @@ func TestMetricsEndpointAfterRealTraffic(t *testing.T) {
 	require.Equal(t, 3.0, s.Value(t, "lectern_queue_jobs", "kind", "poll_series", "state", "available"), "three Acquisitions queued")
 	require.Equal(t, 0.0, s.Value(t, "lectern_queue_jobs", "kind", "poll_series", "state", "running"))
 	require.Equal(t, 0.0, s.Value(t, "lectern_site_backoff", "site", "asura"))
-	require.Len(t, s.Find("lectern_site_backoff"), len(siteNames()))
+	require.Len(t, s.Find("lectern_site_backoff"), len(latest.Default().Names()))
 	require.Equal(t, 0.0, s.Value(t, "lectern_latest_chapter_changes_total", "site", "asura"))
 	require.Equal(t, 1.0, s.Value(t, "lectern_database_up"))
 	require.Equal(t, 1.0, s.Value(t, "lectern_build_info", "version", "v9.9.9-test"))

@@ -304,13 +304,13 @@ func FuzzPutBookmark(f *testing.F) {
 		if err := json.Unmarshal(rec.Body.Bytes(), &b); err != nil {
 			t.Fatalf("accepted PUT answered %s", rec.Body)
 		}
-		ref, err := latest.Resolve(b.SeriesURL)
+		ref, err := latest.Default().Resolve(b.SeriesURL)
 		if err != nil || ref.Key != b.Key || b.Key != key {
 			t.Fatalf("PUT %q stored key %q for series URL %q (registry: %+v, %v)", key, b.Key, b.SeriesURL, ref, err)
 		}
 		if b.ChapterURL != "" {
 			u, err := url.Parse(b.ChapterURL)
-			site, _ := latest.Lookup(b.Site)
+			site, _ := latest.Default().Lookup(b.Site)
 			if err != nil || (u.Scheme != "https" && u.Scheme != "http") || site == nil || !site.HasHost(strings.ToLower(u.Hostname())) {
 				t.Fatalf("PUT %q stored chapter URL %q, not on %s", key, b.ChapterURL, b.Site)
 			}

@@ -25,6 +25,7 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/cover"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/metrics"
+	"github.com/lectern-reader/lectern/backend/internal/poll"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 	"github.com/lectern-reader/lectern/backend/internal/web"
 )
@@ -39,19 +40,23 @@ type Deps struct {
 	Seams *Seams
 	// Metrics are the replica's collectors; nil builds them (observe.go).
 	Metrics *metrics.Metrics
+	// Registry is the Site registry every part of the replica asks; nil
+	// means the built-in Sites.
+	Registry *latest.Registry
 }
 
 // Server is one Lectern replica.
 type Server struct {
-	cfg     config.Config
-	store   *store.Store
-	log     *slog.Logger
-	river   *river.Client[pgx.Tx]
-	jobs    *jobs
-	metrics *metrics.Metrics
-	library *bookmark.Service
-	ui      *web.UI
-	handler http.Handler
+	cfg      config.Config
+	registry *latest.Registry
+	store    *store.Store
+	log      *slog.Logger
+	river    *river.Client[pgx.Tx]
+	jobs     *jobs
+	metrics  *metrics.Metrics
+	library  *bookmark.Service
+	ui       *web.UI
+	handler  http.Handler
 	// proxies name the client in request logs (TRUSTED_PROXIES).
 	proxies clientaddr.Trusted
 }
@@ -62,11 +67,14 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 		d.Logger = slog.Default()
 	}
 	d.Config.Fill()
+	if d.Registry == nil {
+		d.Registry = latest.Default()
+	}
 	proxies, err := clientaddr.Parse(d.Config.TrustedProxies)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: d.Config, store: d.Store, log: d.Logger, proxies: proxies}
+	s := &Server{cfg: d.Config, registry: d.Registry, store: d.Store, log: d.Logger, proxies: proxies}
 	s.observe(&d)
 
 	j, err := newJobs(d)
@@ -76,11 +84,12 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	s.jobs, s.river = j, j.client
 
 	s.library = &bookmark.Service{
-		Store:   d.Store,
-		Acquire: latest.Acquirer{Client: j.client},
-		Hint:    j.queue,
-		BaseURL: d.Config.PublicBaseURL,
-		Logger:  d.Logger,
+		Store:    d.Store,
+		Registry: d.Registry,
+		Acquire:  poll.Acquirer{Client: j.client},
+		Hint:     j.queue,
+		BaseURL:  d.Config.PublicBaseURL,
+		Logger:   d.Logger,
 	}
 	a := &api.API{Store: d.Store, Library: s.library, Logger: d.Logger, Version: d.Version,
 		AdminRoutes: []func(chi.Router){j.admin(d.Store, d.Logger)}}
@@ -106,7 +115,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	covers.Logger = d.Logger
 	r.Handle("/covers/{address}", covers)
 	ui, err := web.New(web.Deps{Config: d.Config, Store: d.Store, Library: s.library, Logger: d.Logger, Version: d.Version,
-		Notify: newNotifyService(d), Archive: j.archive, Poll: j.console()})
+		Notify: newNotifyService(d), Archive: j.archive, Poll: j.console(d.Store)})
 	if err != nil {
 		return nil, err
 	}

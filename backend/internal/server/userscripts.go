@@ -9,7 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	webassets "github.com/lectern-reader/lectern/web"
+	webassets "github.com/lectern-reader/lectern/assets"
 )
 
 // userscriptHandler serves the built userscripts with PUBLIC_BASE_URL and

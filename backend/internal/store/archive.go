@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/lectern-reader/lectern/backend/internal/riverjob"
 )
 
 // Archive states of a chapter. Only 'archived' is ever shown to a Reader.
@@ -782,8 +783,8 @@ func truncateDetail(s string) string {
 func (s *Store) WaitingArchiveJobs(ctx context.Context, site string, retryable bool, limit int) ([]int64, error) {
 	rows, err := s.db.Query(ctx, `
 		SELECT id FROM river_job
-		WHERE kind IN ('archive_chapter', 'archive_series')
-			AND (state = 'scheduled' OR state = 'available' AND scheduled_at > now() OR $2 AND state = 'retryable')
+		WHERE kind IN ('`+riverjob.ArchiveChapter+`', '`+riverjob.ArchiveSeries+`')
+			AND (`+riverjob.WaitingSQL+` OR $2 AND state = 'retryable')
 			AND args->>'series' LIKE $1
 		ORDER BY scheduled_at, id LIMIT $3`, likePrefix(site)+":%", retryable, limit)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/lectern-reader/lectern/backend/internal/riverjob"
 )
 
 // SiteState is how polling a Site goes: its back-off and its last answers.
@@ -50,6 +51,18 @@ func (s *Store) SiteStateOf(ctx context.Context, site string) (SiteState, error)
 		return SiteState{}, fmt.Errorf("site state of %s: %w", site, err)
 	}
 	return st, nil
+}
+
+// BackingOffUntil reports whether the Site is backing off at now, and
+// until when; fetch.Policy asks it for the Poll, the Cover job and the
+// Archive.
+func (s *Store) BackingOffUntil(ctx context.Context, site string, now time.Time) (time.Time, bool, error) {
+	st, err := s.SiteStateOf(ctx, site)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	until, ok := st.Paused(now)
+	return until, ok, nil
 }
 
 // SiteStates reads the state of every Site that has one, by name.
@@ -187,7 +200,7 @@ func (s *Store) JobProblems(ctx context.Context, state string, limit int) ([]Job
 		SELECT id, kind, state::text, attempt, max_attempts, coalesce(args->>'key', ''), args::text,
 			coalesce(errors[array_length(errors, 1)]->>'error', ''), coalesce(finalized_at, scheduled_at)
 		FROM river_job
-		WHERE state IN ('retryable', 'discarded', 'cancelled') AND ($1 = '' OR state::text = $1)
+		WHERE state IN (`+riverjob.FailedSQL+`) AND ($1 = '' OR state::text = $1)
 		ORDER BY coalesce(finalized_at, scheduled_at) DESC, id DESC LIMIT $2`, state, limit)
 	if err != nil {
 		return nil, fmt.Errorf("failed jobs: %w", err)
@@ -203,11 +216,11 @@ func (s *Store) JobProblems(ctx context.Context, state string, limit int) ([]Job
 	return out, nil
 }
 
-// The job kind and the states of a queued poll, as River stores them.
-const (
-	pollKind     = "poll_series"
-	queuedStates = `'available', 'pending', 'running', 'retryable', 'scheduled'`
-)
+// The job kind of a poll and the states of a queued one, as River stores
+// them.
+const pollKind = riverjob.PollSeries
+
+var queuedStates = riverjob.InFlightSQL
 
 // QueuedPolls counts the polls queued or running per Site.
 func (s *Store) QueuedPolls(ctx context.Context) (map[string]int, error) {
@@ -240,7 +253,7 @@ func (s *Store) WaitingPolls(ctx context.Context, site string, limit int) ([]int
 	rows, err := s.db.Query(ctx, `
 		SELECT id FROM river_job
 		WHERE kind = $1 AND args->>'key' LIKE $2
-			AND (state IN ('scheduled', 'retryable') OR (state = 'available' AND scheduled_at > now()))
+			AND (`+riverjob.WaitingSQL+` OR state = 'retryable')
 		ORDER BY scheduled_at, id LIMIT $3`, pollKind, likePrefix(site)+":%", limit)
 	if err != nil {
 		return nil, fmt.Errorf("waiting polls of %s: %w", site, err)

@@ -17,6 +17,7 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/credential"
+	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 	"github.com/lectern-reader/lectern/backend/internal/web"
@@ -89,7 +90,7 @@ func TestSessionCookieAttributesAndOnlyItsHashIsStored(t *testing.T) {
 			t.Parallel()
 			st := store.New(pgtest.New(t))
 			cfg := config.Config{PublicBaseURL: tc.base}
-			ui, err := web.New(web.Deps{Config: cfg, Store: st, Library: &bookmark.Service{Store: st, BaseURL: tc.base}})
+			ui, err := web.New(web.Deps{Config: cfg, Store: st, Library: &bookmark.Service{Store: st, Registry: latest.Default(), BaseURL: tc.base}})
 			require.NoError(t, err)
 			hash, err := credential.HashPassword(password)
 			require.NoError(t, err)
@@ -186,7 +187,7 @@ func TestLoginIsRateLimited(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	ui, err := web.New(web.Deps{Config: config.Config{PublicBaseURL: "http://lectern.lan"}, Store: st,
-		Library: &bookmark.Service{Store: st, BaseURL: "http://lectern.lan"}, Now: clock})
+		Library: &bookmark.Service{Store: st, Registry: latest.Default(), BaseURL: "http://lectern.lan"}, Now: clock})
 	require.NoError(t, err)
 	hash, err := credential.HashPassword(password)
 	require.NoError(t, err)
@@ -240,7 +241,7 @@ func TestLoginLimitBehindATrustedProxy(t *testing.T) {
 	t.Parallel()
 	st := store.New(pgtest.New(t))
 	ui, err := web.New(web.Deps{Config: config.Config{PublicBaseURL: "http://lectern.lan", TrustedProxies: "10.0.0.0/8"}, Store: st,
-		Library: &bookmark.Service{Store: st, BaseURL: "http://lectern.lan"}})
+		Library: &bookmark.Service{Store: st, Registry: latest.Default(), BaseURL: "http://lectern.lan"}})
 	require.NoError(t, err)
 	hash, err := credential.HashPassword(password)
 	require.NoError(t, err)

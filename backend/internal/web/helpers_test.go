@@ -173,7 +173,7 @@ func texts(p page, sel string) []string {
 // bookmark records Progress through the Library, as the panel's PUT does.
 func (b *testBundle) bookmark(readerID int64, seriesURL, title, chapter, chapterURL string) bookmark.Bookmark {
 	b.t.Helper()
-	ref, err := latest.Resolve(seriesURL)
+	ref, err := latest.Default().Resolve(seriesURL)
 	require.NoError(b.t, err)
 	req := bookmark.PutRequest{Site: ref.Site, SeriesURL: seriesURL, Title: title, Chapter: chapter, ChapterURL: chapterURL}
 	got, _, err := b.lib.Put(context.Background(), readerID, ref.Key, req)

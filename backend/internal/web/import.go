@@ -115,7 +115,7 @@ func (u *UI) importSubmit(w http.ResponseWriter, r *http.Request) {
 	opts := portability.Options{DryRun: r.PostForm.Get("dry_run") != "", SkipInvalid: r.PostForm.Get("skip_invalid") != ""}
 	p.SkipInvalid = opts.SkipInvalid
 	reader, _ := readerFrom(r)
-	im := &portability.Importer{Library: u.lib, Logger: u.log, Now: u.now}
+	im := &portability.Importer{Bookmarks: u.lib, Logger: u.log, Now: u.now}
 	rep, err := im.Import(r.Context(), reader.ID, format, body, opts)
 	switch {
 	case errors.Is(err, portability.ErrTooMany):

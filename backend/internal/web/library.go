@@ -102,7 +102,7 @@ func (u *UI) libraryShow(w http.ResponseWriter, r *http.Request) {
 	}
 	site := q.Get("site")
 	if site != "" {
-		s, ok := latest.Lookup(site)
+		s, ok := u.lib.Registry.Lookup(site)
 		if !ok || string(s.Kind) != kind {
 			u.fail(w, r, http.StatusBadRequest, "Unknown Site", "There is no Site called “"+site+"” in the "+labels[1]+" Library.")
 			return
@@ -156,7 +156,7 @@ func (u *UI) libraryShow(w http.ResponseWriter, r *http.Request) {
 	p.Cards, p.Shown = cards, len(cards)
 	p.Filtered = text != "" || site != ""
 
-	for _, s := range latest.Sites() {
+	for _, s := range u.lib.Registry.Sites() {
 		if string(s.Kind) == kind {
 			p.Sites = append(p.Sites, option{Value: s.Name, Label: s.Name, Selected: s.Name == site})
 		}

@@ -1,42 +1,18 @@
 package web
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
-
-	"github.com/lectern-reader/lectern/backend/internal/latest"
 )
 
 // The Owner console's view of the Poll: Sites (owner_sites.go), failing
 // Series (owner_failing.go) and the queue (owner_queue.go), and the Poll's
 // facts on the Series page. Every action is a POST behind requireOwner and
 // the CSRF check, through the same controls as the Owner's API.
-
-// PollControls are the Owner's levers on the Poll and the queue;
-// latest.Queue implements them (with the Archive's resume in the server).
-type PollControls interface {
-	PollNow(ctx context.Context, key string) error
-	RefetchCover(ctx context.Context, key string) error
-	ResumeSite(ctx context.Context, site string) error
-	RetryJob(ctx context.Context, id int64) error
-	CancelJob(ctx context.Context, id int64) error
-}
-
-// PollConsole is what the Owner console needs of the Poll: its controls and
-// how it is scheduled.
-type PollConsole struct {
-	Controls PollControls
-	// Policy is POLL_POLICY (adaptive or interval), Interval POLL_INTERVAL.
-	Policy   string
-	Interval time.Duration
-	Paces    latest.Paces
-	Budgets  latest.Budgets
-}
 
 func init() {
 	pages = append(pages, "owner_sites", "owner_failing", "owner_queue")

@@ -11,7 +11,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-reader/lectern/backend/internal/fetch"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
+	"github.com/lectern-reader/lectern/backend/internal/poll"
 	"github.com/lectern-reader/lectern/backend/internal/schedule"
 )
 
@@ -41,7 +43,7 @@ func TestBrowserOwnerPollConsole(t *testing.T) {
 	b.storeCover(soloKey, coverPNG(t, color.RGBA{40, 60, 140, 255}, color.RGBA{180, 80, 200, 255}))
 	b.exec(`DELETE FROM river_job`) // the Acquisitions ran
 	for _, s := range seeds {
-		ref, err := latest.Resolve(s.url)
+		ref, err := latest.Default().Resolve(s.url)
 		require.NoError(t, err)
 		b.setTitle(ref.Key, s.title)
 	}
@@ -65,9 +67,9 @@ func TestBrowserOwnerPollConsole(t *testing.T) {
 		b.exec(`UPDATE series SET created_at = $2, last_poll_at = $3, last_success_at = $3, poll_status = 'ok' WHERE key = $1`,
 			key, now.Add(-3*24*time.Hour), now.Add(-25*time.Minute))
 	}
-	budgets, err := latest.NewBudgets(nil, latest.Paces{})
+	budgets, err := poll.NewBudgets(latest.Default(), nil, fetch.Paces{})
 	require.NoError(t, err)
-	plan := &latest.Adaptive{Store: b.store, Planner: schedule.Planner{Interval: time.Hour}, Budgets: budgets}
+	plan := &poll.Adaptive{Store: b.store, Registry: latest.Default(), Planner: schedule.Planner{Interval: time.Hour}, Budgets: budgets}
 	_, err = plan.Run(ctx, b.srv.River())
 	require.NoError(t, err)
 
@@ -81,7 +83,7 @@ func TestBrowserOwnerPollConsole(t *testing.T) {
 			last_problem = excluded.last_problem, last_problem_at = excluded.last_problem_at, last_success_at = excluded.last_success_at`)
 	b.exec(`INSERT INTO site_state (site, last_success_at) VALUES ('asura', now() - interval '2 minutes')
 		ON CONFLICT (site) DO UPDATE SET last_success_at = excluded.last_success_at`)
-	_, err = b.srv.River().Insert(ctx, latest.PollArgs{Key: "asura:nano-machine", Reason: "reader hint"}, nil)
+	_, err = b.srv.River().Insert(ctx, poll.PollArgs{Key: "asura:nano-machine", Reason: "reader hint"}, nil)
 	require.NoError(t, err)
 	b.exec(`UPDATE river_job SET state = 'discarded', attempt = 3, finalized_at = now() - interval '20 minutes',
 		errors = ARRAY[jsonb_build_object('at', now(), 'attempt', 3, 'error', 'poll asura:nano-machine: fetch: read tcp: connection reset by peer')]

@@ -11,7 +11,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-reader/lectern/backend/internal/fetch"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
+	"github.com/lectern-reader/lectern/backend/internal/poll"
 	"github.com/lectern-reader/lectern/backend/internal/schedule"
 )
 
@@ -89,7 +91,7 @@ func TestOwnerPollPagesAreTheOwners(t *testing.T) {
 	require.Contains(t, strings.Join(strings.Fields(row.Find(`[data-testid="site-state"]`).Text()), " "), "paused until")
 	require.Contains(t, row.Find(`[data-testid="site-state"]`).Text(), "2 refusals")
 	require.Equal(t, "challenge: 403 "+evil, row.Find(`[data-testid="site-problem"]`).Text())
-	asura, _ := latest.Lookup("asura")
+	asura, _ := latest.Default().Lookup("asura")
 	require.Equal(t, fmt.Sprintf("%d/h pace %s", time.Hour/asura.Pace, asura.Pace), strings.Join(strings.Fields(row.Find(`[data-testid="site-budget"]`).Text()), " "),
 		"the budget follows the pace")
 	require.Equal(t, "1", row.Find(`[data-testid="site-queued"]`).Text(), "omni's Acquisition waits")
@@ -152,7 +154,7 @@ func TestOwnerPollActions(t *testing.T) {
 	require.Equal(t, "/owner/failing?msg=poll-queued", r.location())
 	require.Equal(t, "Poll queued: it runs now.", text(oc.get(r.location()), `[data-testid="flash"]`))
 	require.Equal(t, 1, b.count(`SELECT count(*) FROM river_job WHERE kind = 'poll_series' AND args->>'key' = $1 AND priority = $2 AND state = 'available'`,
-		soloKey, latest.PriorityOwner))
+		soloKey, poll.PriorityOwner))
 	require.Equal(t, schedule.ReasonOwner, b.str(`SELECT next_poll_reason FROM series WHERE key = $1`, soloKey))
 
 	// Refetch the Cover, from the Series page: back there.
@@ -229,9 +231,9 @@ func TestSeriesPageShowsThePoll(t *testing.T) {
 		b.exec(`INSERT INTO latest_chapter_history (series_key, label, url, first_seen_at, prev_poll_at) VALUES ($1, $2, $3, $4, $5)`,
 			soloKey, label, asuraChapter(soloURL, 109-w), seen, seen.Add(-20*time.Minute))
 	}
-	budgets, err := latest.NewBudgets(nil, latest.Paces{})
+	budgets, err := poll.NewBudgets(latest.Default(), nil, fetch.Paces{})
 	require.NoError(t, err)
-	plan := &latest.Adaptive{Store: b.store, Planner: schedule.Planner{Interval: time.Hour}, Budgets: budgets}
+	plan := &poll.Adaptive{Store: b.store, Registry: latest.Default(), Planner: schedule.Planner{Interval: time.Hour}, Budgets: budgets}
 	_, err = plan.Run(context.Background(), b.srv.River())
 	require.NoError(t, err)
 	reason := b.str(`SELECT next_poll_reason FROM series WHERE key = $1`, soloKey)

@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lectern-reader/lectern/backend/internal/latest"
+	"github.com/lectern-reader/lectern/backend/internal/poll"
 )
 
 // The Owner console's queue: River's jobs counted by kind and state, and the
@@ -126,11 +127,11 @@ func (u *UI) jobAction(w http.ResponseWriter, r *http.Request, do func(context.C
 		return
 	}
 	err = do(r.Context(), id)
-	if errors.Is(err, latest.ErrNoSuchJob) {
+	if errors.Is(err, poll.ErrNoSuchJob) {
 		u.fail(w, r, http.StatusNotFound, "No such job", "There is no job "+strconv.FormatInt(id, 10)+"; finished jobs are cleaned away after a day.")
 		return
 	}
-	if errors.Is(err, latest.ErrJobDuplicate) {
+	if errors.Is(err, poll.ErrJobDuplicate) {
 		u.fail(w, r, http.StatusConflict, "Already queued", "Job "+strconv.FormatInt(id, 10)+" was not retried: the same work is already queued or running.")
 		return
 	}

@@ -6,18 +6,12 @@ import (
 	"net/url"
 
 	"github.com/go-chi/chi/v5"
-
-	"github.com/lectern-reader/lectern/backend/internal/latest"
+	"github.com/lectern-reader/lectern/backend/internal/poll"
 )
 
 // The Owner console's Sites: how polling each Site goes (last success, last
 // problem, back-off), its budget and pace, its queued polls, its held
 // Series by the reason of their next poll, and a Resume button.
-
-type reasonCount struct {
-	Reason string
-	Count  int
-}
 
 type siteRow struct {
 	Name, Kind    string
@@ -33,7 +27,7 @@ type siteRow struct {
 	Refusals      int
 	QueuedPolls   int
 	Held          int
-	Reasons       []reasonCount
+	Reasons       []poll.ReasonCount
 	ResumePath    string
 }
 
@@ -45,48 +39,23 @@ type ownerSitesPage struct {
 }
 
 func (u *UI) ownerSites(w http.ResponseWriter, r *http.Request) {
-	sites := latest.Sites()
-	names := make([]string, len(sites))
-	for i, s := range sites {
-		names[i] = s.Name
-	}
-	st, err := u.store.PollStatusOf(r.Context(), names, 0)
+	st, err := u.poll.Status(r.Context(), 0)
 	if err != nil {
 		u.serverError(w, r, err)
 		return
 	}
-	counts, err := u.store.ScheduleReasons(r.Context())
-	if err != nil {
-		u.serverError(w, r, err)
-		return
-	}
-	bySite := map[string][]reasonCount{}
-	held := map[string]int{}
-	for _, c := range counts {
-		reason := c.Reason
-		if reason == "" {
-			reason = "being planned"
-		}
-		bySite[c.Site] = append(bySite[c.Site], reasonCount{Reason: reason, Count: c.Count})
-		held[c.Site] += c.Count
-	}
-	p := ownerSitesPage{common: u.base(r, "Sites", "owner"), Policy: u.poll.Policy, Interval: shortDuration(u.poll.Interval)}
-	if p.Policy == "" {
-		p.Policy = latest.PolicyAdaptive
-	}
-	now := u.now()
-	for i, s := range st.Sites {
-		site := sites[i]
+	p := ownerSitesPage{common: u.base(r, "Sites", "owner"), Policy: st.Policy, Interval: shortDuration(u.poll.Interval)}
+	for _, s := range st.Sites {
 		row := siteRow{
-			Name: site.Name, Kind: string(site.Kind), Browser: site.Browser != nil,
-			Pace: shortDuration(u.poll.Paces.Of(site)), Budget: u.poll.Budgets.Of(site), BudgetSet: u.poll.Budgets.Configured(site),
+			Name: s.Site.Name, Kind: string(s.Site.Kind), Browser: s.Site.Browser != nil,
+			Pace: shortDuration(s.Pace), Budget: s.Budget, BudgetSet: s.BudgetSet,
 			LastSuccess: u.when(s.LastSuccessAt), LastProblem: s.LastProblem, LastProblemAt: u.when(s.LastProblemAt),
-			Refusals: s.Refusals, QueuedPolls: s.QueuedPolls, Held: held[site.Name], Reasons: bySite[site.Name],
-			ResumePath: "/owner/sites/" + url.PathEscape(site.Name) + "/resume",
+			Refusals: s.Refusals, QueuedPolls: s.QueuedPolls, Held: s.Held, Reasons: s.Reasons,
+			ResumePath: "/owner/sites/" + url.PathEscape(s.Site.Name) + "/resume",
 		}
-		if until, paused := s.Paused(now); paused {
+		if s.BackingOff {
 			row.Paused = true
-			row.PausedUntil = u.nextPoll(&until, "paused")
+			row.PausedUntil = u.nextPoll(&s.BackingOffUntil, "paused")
 		}
 		p.Sites = append(p.Sites, row)
 	}
@@ -96,7 +65,7 @@ func (u *UI) ownerSites(w http.ResponseWriter, r *http.Request) {
 func (u *UI) siteResume(w http.ResponseWriter, r *http.Request) {
 	site := chi.URLParam(r, "site")
 	err := u.poll.Controls.ResumeSite(r.Context(), site)
-	if errors.Is(err, latest.ErrNoSuchSite) {
+	if errors.Is(err, poll.ErrNoSuchSite) {
 		u.fail(w, r, http.StatusNotFound, "No such Site", "Lectern has no Site called “"+site+"”.")
 		return
 	}

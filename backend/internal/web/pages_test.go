@@ -14,10 +14,11 @@ import (
 
 	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/config"
+	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 	"github.com/lectern-reader/lectern/backend/internal/web"
-	webassets "github.com/lectern-reader/lectern/web"
+	webassets "github.com/lectern-reader/lectern/assets"
 )
 
 // requireSecurityHeaders pins the headers every UI response carries.
@@ -314,7 +315,7 @@ func TestAMissingTemplateFailsAtBoot(t *testing.T) {
 	t.Parallel()
 	st := store.New(pgtest.New(t))
 	deps := func(fsys fstest.MapFS) web.Deps {
-		return web.Deps{Config: config.Config{PublicBaseURL: "http://x"}, Store: st, Library: &bookmark.Service{Store: st}, Assets: fsys}
+		return web.Deps{Config: config.Config{PublicBaseURL: "http://x"}, Store: st, Library: &bookmark.Service{Store: st, Registry: latest.Default()}, Assets: fsys}
 	}
 	full := fstest.MapFS{}
 	for _, dir := range []string{"templates", "static"} {

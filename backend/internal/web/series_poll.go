@@ -3,7 +3,7 @@ package web
 import (
 	"net/http"
 
-	"github.com/lectern-reader/lectern/backend/internal/latest"
+	"github.com/lectern-reader/lectern/backend/internal/poll"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -57,7 +57,7 @@ func (u *UI) seriesPoll(r *http.Request, s store.Series, owner bool) (*pollFacts
 	if s.PollProblem != "" && s.PollBodyLen != nil {
 		f.BodyLen = byteCount(*s.PollBodyLen)
 	}
-	if desc, kind, ok := latest.DescribeRhythm(s.Rhythm); ok {
+	if desc, kind, ok := poll.DescribeRhythm(s.Rhythm); ok {
 		f.Rhythm = desc
 		f.Timed = kind == "daily" || kind == "weekly"
 	}

@@ -54,7 +54,7 @@ func (u *UI) renderSettings(w http.ResponseWriter, r *http.Request, status int, 
 		common:      u.base(r, "Settings", "settings"),
 		MangaScript: u.cfg.PublicBaseURL + "/userscripts/lectern-manga.user.js",
 		NovelScript: u.cfg.PublicBaseURL + "/userscripts/lectern-novel.user.js",
-		MangaSites:  siteNames(latest.Manga), NovelSites: siteNames(latest.Novel),
+		MangaSites:  u.siteNames(latest.Manga), NovelSites: u.siteNames(latest.Novel),
 		MaxTokenName: maxTokenName, MinPassword: credential.MinPasswordLen,
 	}
 	if p.Notify, err = u.loadNotify(r.Context(), reader.ID); err != nil {
@@ -71,9 +71,9 @@ func (u *UI) renderSettings(w http.ResponseWriter, r *http.Request, status int, 
 	u.render(w, r, status, "settings", p)
 }
 
-func siteNames(kind latest.Kind) string {
+func (u *UI) siteNames(kind latest.Kind) string {
 	var names []string
-	for _, s := range latest.Sites() {
+	for _, s := range u.lib.Registry.Sites() {
 		if s.Kind == kind {
 			names = append(names, s.Name)
 		}

@@ -32,8 +32,9 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/notify"
+	"github.com/lectern-reader/lectern/backend/internal/poll"
 	"github.com/lectern-reader/lectern/backend/internal/store"
-	webassets "github.com/lectern-reader/lectern/web"
+	webassets "github.com/lectern-reader/lectern/assets"
 )
 
 // Deps are what the UI is built from.
@@ -57,7 +58,7 @@ type Deps struct {
 	// Poll adds the Owner console's Sites, failing Series and queue pages
 	// and the Owner's controls on the Series page (owner_poll.go); nil
 	// leaves them out.
-	Poll *PollConsole
+	Poll *poll.Console
 }
 
 // UI serves the web library and the Owner console.
@@ -67,7 +68,7 @@ type UI struct {
 	lib     *bookmark.Service
 	archive *archive.Service
 	notify  *notify.Service
-	poll    *PollConsole
+	poll    *poll.Console
 	log     *slog.Logger
 	version string
 	now     func() time.Time

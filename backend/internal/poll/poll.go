@@ -1,4 +1,4 @@
-package latest
+package poll
 
 import (
 	"context"
@@ -6,8 +6,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
+	"github.com/lectern-reader/lectern/backend/internal/riverjob"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -21,13 +21,13 @@ type PollArgs struct {
 }
 
 // Kind is River's job kind.
-func (PollArgs) Kind() string { return "poll_series" }
+func (PollArgs) Kind() string { return riverjob.PollSeries }
 
 // InsertOpts are the defaults of every poll: one in flight per Series, and
 // a few quick retries for a network failure (a refusal snoozes instead and
 // burns no attempt; the next scheduled poll retries anything else).
 func (PollArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: PollMaxAttempts, Priority: PriorityScheduled, UniqueOpts: uniqueInFlight}
+	return river.InsertOpts{MaxAttempts: PollMaxAttempts, Priority: PriorityScheduled, UniqueOpts: riverjob.UniqueInFlight()}
 }
 
 // PollMaxAttempts bounds the retries of one poll that failed for a reason
@@ -44,16 +44,6 @@ const (
 	PriorityScheduled   = 3
 )
 
-// uniqueInFlight keeps one poll per Series queued or running; a finished
-// poll does not block the next one.
-var uniqueInFlight = river.UniqueOpts{
-	ByArgs: true,
-	ByState: []rivertype.JobState{
-		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
-		rivertype.JobStateRetryable, rivertype.JobStateScheduled,
-	},
-}
-
 // Acquirer queues the Acquisition of a new Series on River, in the
 // transaction that created it.
 type Acquirer struct {
@@ -64,7 +54,7 @@ type Acquirer struct {
 func (a Acquirer) Acquire(ctx context.Context, tx *store.Store, key string) error {
 	_, err := a.Client.InsertTx(ctx, tx.Tx(), PollArgs{Key: key, Reason: "acquisition"}, &river.InsertOpts{
 		Priority:   PriorityAcquisition,
-		UniqueOpts: uniqueInFlight,
+		UniqueOpts: riverjob.UniqueInFlight(),
 	})
 	if err != nil {
 		return fmt.Errorf("insert acquisition poll: %w", err)
@@ -83,7 +73,7 @@ func (a Acquirer) AcquireMany(ctx context.Context, tx *store.Store, keys []strin
 	for i, k := range keys {
 		params[i] = river.InsertManyParams{Args: PollArgs{Key: k, Reason: "acquisition"}, InsertOpts: &river.InsertOpts{
 			Priority:   PriorityAcquisition,
-			UniqueOpts: uniqueInFlight,
+			UniqueOpts: riverjob.UniqueInFlight(),
 		}}
 	}
 	if _, err := a.Client.InsertManyTx(ctx, tx.Tx(), params); err != nil {

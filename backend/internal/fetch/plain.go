@@ -1,4 +1,4 @@
-package latest
+package fetch
 
 import (
 	"context"
@@ -14,6 +14,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/lectern-reader/lectern/backend/internal/fetch/browser"
+	"github.com/lectern-reader/lectern/backend/internal/latest"
 )
 
 // Defaults of the plain fetcher's zero PlainOptions.
@@ -37,7 +40,8 @@ var (
 	ErrTooLarge = errors.New("page larger than the cap")
 	// ErrNoBrowser: the Site needs a browser and none is configured; the
 	// Poll records it and skips the Series without backing the Site off.
-	ErrNoBrowser = errors.New("no browser configured")
+	// It is the browser fetcher's own error, so one errors.Is covers both.
+	ErrNoBrowser = browser.ErrNoBrowser
 )
 
 // StatusError is a Site answering with a status other than 200 (or 304 to a
@@ -83,6 +87,11 @@ type Page struct {
 	ETag, LastModified string
 	// Via is "plain" or "browser".
 	Via string
+	// Waited is how long the fetch waited at the pacing gate, redirects
+	// included: a poll's recorded duration (poll_ms, "in … ms" on the
+	// Series page) is how long the Site took to answer, not how long the
+	// queue in front of it was.
+	Waited time.Duration
 }
 
 // DialFunc opens a connection for the plain fetcher.
@@ -111,8 +120,8 @@ type PlainOptions struct {
 // PlainFetcher fetches Site pages over plain TLS, pinned to the Site's
 // hostnames. It is safe for concurrent use.
 type PlainFetcher struct {
-	opts   PlainOptions
-	client *http.Client
+	opts      PlainOptions
+	transport *http.Transport
 }
 
 // NewPlainFetcher builds a PlainFetcher.
@@ -154,78 +163,71 @@ func NewPlainFetcher(opts PlainOptions) *PlainFetcher {
 		// Compression stays on: the transport asks for gzip and inflates it,
 		// and the cap applies to the inflated bytes.
 	}
-	return &PlainFetcher{opts: opts, client: &http.Client{
-		Transport: pacedTransport{base: transport, pace: opts.Pace},
-		// The caller's deadline (set in get) bounds the whole fetch.
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) > maxRedirects {
-				return fmt.Errorf("more than %d redirects", maxRedirects)
-			}
-			site, _ := req.Context().Value(siteKey{}).(*Site)
-			if site == nil {
-				return errors.New("redirect without a Site")
-			}
-			if _, err := pinURL(site, req.URL.String()); err != nil {
-				return fmt.Errorf("redirect from %s: %w", via[len(via)-1].URL.Redacted(), err)
-			}
-			return nil
-		},
-	}}
+	return &PlainFetcher{opts: opts, transport: transport}
 }
 
 // MaxBytes is the body cap in force.
 func (f *PlainFetcher) MaxBytes() int64 { return f.opts.MaxBytes }
 
-type siteKey struct{}
-
-// pacedTransport passes every request, redirect hops included, through the
-// pacing gate before it leaves.
-type pacedTransport struct {
-	base http.RoundTripper
-	pace func(ctx context.Context, host string) error
-}
-
-func (t pacedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if t.pace != nil {
-		if err := t.pace(req.Context(), req.URL.Hostname()); err != nil {
-			return nil, fmt.Errorf("pace %s: %w", req.URL.Hostname(), err)
-		}
+// pace waits at the pacing gate for host and returns how long it waited.
+func (f *PlainFetcher) pace(ctx context.Context, host string) (time.Duration, error) {
+	if f.opts.Pace == nil {
+		return 0, nil
 	}
-	return t.base.RoundTrip(req)
+	start := time.Now()
+	if err := f.opts.Pace(ctx, host); err != nil {
+		return time.Since(start), fmt.Errorf("pace %s: %w", host, err)
+	}
+	return time.Since(start), nil
 }
 
-// paceWaitKey carries the time a poll's fetch spent at the pacing gate, so
-// the poll's recorded duration (poll_ms, "in … ms" on the Series page) is
-// how long the Site took to answer, not how long the queue in front of it
-// was.
-type paceWaitKey struct{}
+// client is the HTTP client of one fetch of a page of site: every redirect
+// hop is pinned to the Site's hosts and paced like the first request, and
+// the pacing waits add up in *waited.
+func (f *PlainFetcher) client(site *latest.Site, waited *time.Duration) *http.Client {
+	return &http.Client{
+		Transport: f.transport,
+		// The caller's deadline (set in Fetch) bounds the whole fetch.
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) > maxRedirects {
+				return fmt.Errorf("more than %d redirects", maxRedirects)
+			}
+			if _, err := pinURL(site, req.URL.String()); err != nil {
+				return fmt.Errorf("redirect from %s: %w", via[len(via)-1].URL.Redacted(), err)
+			}
+			w, err := f.pace(req.Context(), req.URL.Hostname())
+			*waited += w
+			return err
+		},
+	}
+}
 
-func withPaceWait(ctx context.Context) (context.Context, *atomic.Int64) {
+// waitMeter adds up the pacing waits of one browser read: the browser calls
+// its Pace option (MeteredPace) with the read's context, which carries the
+// meter Sites.read reads back into Page.Waited.
+type waitMeter struct{}
+
+func withWaitMeter(ctx context.Context) (context.Context, func() time.Duration) {
 	w := new(atomic.Int64)
-	return context.WithValue(ctx, paceWaitKey{}, w), w
+	return context.WithValue(ctx, waitMeter{}, w), func() time.Duration { return time.Duration(w.Load()) }
 }
 
-func notePaceWait(ctx context.Context, d time.Duration) {
-	if w, ok := ctx.Value(paceWaitKey{}).(*atomic.Int64); ok {
-		w.Add(int64(d))
-	}
-}
-
-// PaceCounted wraps a pacing gate so that the time a poll's fetch waits at
-// it, plain or in the browser, is left out of the poll's recorded
-// duration. Outside a poll it is the gate unchanged.
-func PaceCounted(pace func(ctx context.Context, host string) error) func(ctx context.Context, host string) error {
+// MeteredPace wraps the pacing gate given to the browser fetcher so that
+// the time a read waits at it is counted in the read's Page.Waited.
+func MeteredPace(pace func(ctx context.Context, host string) error) func(ctx context.Context, host string) error {
 	return func(ctx context.Context, host string) error {
 		start := time.Now()
 		err := pace(ctx, host)
-		notePaceWait(ctx, time.Since(start))
+		if w, ok := ctx.Value(waitMeter{}).(*atomic.Int64); ok {
+			w.Add(int64(time.Since(start)))
+		}
 		return err
 	}
 }
 
 // pinURL checks that raw is https, on the default port, on one of the Site's
 // hosts, without credentials.
-func pinURL(site *Site, raw string) (*url.URL, error) {
+func pinURL(site *latest.Site, raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.Opaque != "" {
 		return nil, fmt.Errorf("%w: %q", ErrForeignHost, redactURL(raw))
@@ -253,13 +255,17 @@ func redactURL(raw string) string {
 // answers Page.NotModified. Any status other than 200 and 304 is a
 // *StatusError; a body over the cap is ErrTooLarge; a URL or redirect off the
 // Site's hosts is ErrForeignHost, refused before any connection.
-func (f *PlainFetcher) Fetch(ctx context.Context, site *Site, rawURL string, cond Conditional) (Page, error) {
+func (f *PlainFetcher) Fetch(ctx context.Context, site *latest.Site, rawURL string, cond Conditional) (Page, error) {
 	u, err := pinURL(site, rawURL)
 	if err != nil {
 		return Page{}, fmt.Errorf("fetch %s page: %w", site.Name, err)
 	}
-	ctx, cancel := context.WithTimeout(context.WithValue(ctx, siteKey{}, site), f.opts.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, f.opts.Timeout)
 	defer cancel()
+	waited, err := f.pace(ctx, u.Hostname())
+	if err != nil {
+		return Page{}, err
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return Page{}, fmt.Errorf("fetch %s: %w", u.Redacted(), err)
@@ -276,13 +282,13 @@ func (f *PlainFetcher) Fetch(ctx context.Context, site *Site, rawURL string, con
 	if cond.LastModified != "" {
 		h.Set("If-Modified-Since", cond.LastModified)
 	}
-	resp, err := f.client.Do(req)
+	resp, err := f.client(site, &waited).Do(req)
 	if err != nil {
 		return Page{}, fmt.Errorf("fetch %s: %w", u.Redacted(), err)
 	}
 	defer resp.Body.Close()
 	final := resp.Request.URL.String()
-	page := Page{URL: final, ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"), Via: "plain"}
+	page := Page{URL: final, ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"), Via: "plain", Waited: waited}
 	switch {
 	case resp.StatusCode == http.StatusNotModified && (cond.ETag != "" || cond.LastModified != ""):
 		page.NotModified = true
@@ -324,21 +330,4 @@ func retryAfter(v string, now time.Time) time.Duration {
 		return t.Sub(now)
 	}
 	return 0
-}
-
-// Pages returns the PageFetcher a Site's ChapterList override uses: the
-// plain fetcher, pinned to that Site, its body or an error.
-func (f *PlainFetcher) Pages(site *Site) PageFetcher { return sitePages{f: f, site: site} }
-
-type sitePages struct {
-	f    *PlainFetcher
-	site *Site
-}
-
-func (p sitePages) FetchPage(ctx context.Context, rawURL string) ([]byte, error) {
-	page, err := p.f.Fetch(ctx, p.site, rawURL, Conditional{})
-	if err != nil {
-		return nil, err
-	}
-	return page.Body, nil
 }

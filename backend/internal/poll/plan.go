@@ -1,4 +1,4 @@
-package latest
+package poll
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
+	"github.com/lectern-reader/lectern/backend/internal/riverjob"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -72,11 +72,11 @@ func PlanCycle(now time.Time, interval time.Duration, held []store.PollCandidate
 type PlanArgs struct{}
 
 // Kind is River's job kind.
-func (PlanArgs) Kind() string { return "plan_polls" }
+func (PlanArgs) Kind() string { return riverjob.PlanPolls }
 
 // InsertOpts: one plan at a time.
 func (PlanArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 3, Priority: PriorityAcquisition, UniqueOpts: river.UniqueOpts{ByState: uniqueInFlight.ByState}}
+	return river.InsertOpts{MaxAttempts: 3, Priority: PriorityAcquisition, UniqueOpts: river.UniqueOpts{ByState: riverjob.InFlight}}
 }
 
 // PeriodicPlan is the scheduler's River periodic job: every interval
@@ -162,7 +162,7 @@ func (s *Scheduler) Run(ctx context.Context, client *river.Client[pgx.Tx]) (int,
 					continue
 				}
 				params = append(params, river.InsertManyParams{Args: PollArgs{Key: p.Key, Reason: "schedule"}, InsertOpts: &river.InsertOpts{
-					ScheduledAt: p.At, Priority: PriorityScheduled, UniqueOpts: uniqueInFlight,
+					ScheduledAt: p.At, Priority: PriorityScheduled, UniqueOpts: riverjob.UniqueInFlight(),
 				}})
 				next = append(next, store.NextPoll{Key: p.Key, At: p.At, Reason: ReasonInterval})
 			}
@@ -213,16 +213,6 @@ func (w *PlanWorker) Work(ctx context.Context, _ *river.Job[PlanArgs]) error {
 	}
 	_, err := w.Scheduler.Run(ctx, client)
 	return err
-}
-
-// waiting reports whether a job insert found the Series' poll already
-// queued, and that job waits for a later time (scheduled, snoozed or
-// retrying): the one to make available now.
-func waiting(res *rivertype.JobInsertResult) bool {
-	if res == nil || !res.UniqueSkippedAsDuplicate || res.Job == nil {
-		return false
-	}
-	return res.Job.State == rivertype.JobStateScheduled || res.Job.State == rivertype.JobStateRetryable
 }
 
 func sameTime(a, b *time.Time) bool {

@@ -1,66 +1,41 @@
-package latest
+package poll
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/url"
 	"time"
 
 	"github.com/riverqueue/river"
 
+	"github.com/lectern-reader/lectern/backend/internal/cover"
+	"github.com/lectern-reader/lectern/backend/internal/fetch"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/browser"
+	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
-
-// Back-off of a Site that refuses us: the pause starts at BackoffMin and
-// doubles with each consecutive refusal up to BackoffMax. A Retry-After
-// longer than that is honoured up to RetryAfterMax.
-const (
-	BackoffMin    = time.Minute
-	BackoffMax    = 6 * time.Hour
-	RetryAfterMax = 24 * time.Hour
-)
-
-// BackoffPause is the pause after the refusals-th consecutive refusal.
-func BackoffPause(refusals int, retryAfter time.Duration) time.Duration {
-	d := BackoffMin
-	for i := 1; i < refusals && d < BackoffMax; i++ {
-		d *= 2
-	}
-	d = min(d, BackoffMax)
-	return max(d, min(retryAfter, RetryAfterMax))
-}
 
 // ProblemNoBrowser names a poll skipped because its Site is read only in a
 // browser and none is configured.
 const ProblemNoBrowser = "no_browser"
 
-// CoverRequest hands a Cover address found on a series page to the Cover job.
-type CoverRequest struct {
-	Key, Site string
-	// Address is the Cover's URL as the page gave it.
-	Address string
-	// SeriesURL is the page it came from: the Referer, and the page a
-	// browser-only Cover is fetched from inside.
-	SeriesURL string
-	// Refetch replaces an existing Cover (an Owner's request).
-	Refetch bool
-}
-
 // CoverQueue queues the Cover job; cover.Queue implements it.
 type CoverQueue interface {
-	QueueCover(ctx context.Context, req CoverRequest) error
+	QueueCover(ctx context.Context, args cover.FetchArgs) error
 }
 
 // Poller polls one Series: fetch its page, ask the registry, store what
 // changed, hand a missing Cover to the Cover job. PollWorker runs it on
 // River.
 type Poller struct {
-	Store *store.Store
-	Fetch Fetcher
+	Store    *store.Store
+	Registry *latest.Registry
+	// Policy decides back-off and snoozes, as for the Cover job and the
+	// Archive.
+	Policy *fetch.Policy
+	Fetch  fetch.Fetcher
 	// Covers is nil when Covers are not acquired.
 	Covers CoverQueue
 	// Archive, when set, is told of each new Latest Chapter so Bookmarks
@@ -77,7 +52,7 @@ type Poller struct {
 // Follower queues the archiving of new chapters for the Bookmarks that keep
 // archiving their Series (package archive).
 type Follower interface {
-	Follow(ctx context.Context, key string, chapters []Chapter) error
+	Follow(ctx context.Context, key string, chapters []latest.Chapter) error
 }
 
 func (p *Poller) log() *slog.Logger {
@@ -118,7 +93,7 @@ func (p *Poller) poll(ctx context.Context, key string, scheduledAt time.Time, sa
 	log := p.log().With("series", key)
 	ser, err := p.Store.SeriesByKey(ctx, key)
 	if errors.Is(err, store.ErrNotFound) {
-		site, _, _ := SplitKey(key)
+		site, _, _ := latest.SplitKey(key)
 		log.WarnContext(ctx, "poll of a Series that does not exist", "site", site)
 		return nil
 	}
@@ -126,34 +101,33 @@ func (p *Poller) poll(ctx context.Context, key string, scheduledAt time.Time, sa
 		return fmt.Errorf("poll %s: %w", key, err)
 	}
 	log = log.With("site", ser.Site)
-	site, ok := Lookup(ser.Site)
+	site, ok := p.Registry.Lookup(ser.Site)
 	if !ok {
 		log.ErrorContext(ctx, "poll of a Series on an unknown Site")
 		_, err := p.Store.RecordPoll(ctx, key, store.PollResult{Status: store.PollFailed, Failed: true,
 			Problem: "unknown_site: " + ser.Site + " is not in the Site registry"})
 		return err
 	}
-	state, err := p.Store.SiteStateOf(ctx, site.Name)
+	until, paused, err := p.Policy.BackingOff(ctx, site.Name)
 	if err != nil {
 		return fmt.Errorf("poll %s: %w", key, err)
 	}
-	if until, paused := state.Paused(time.Now()); paused {
+	if paused {
 		log.InfoContext(ctx, "Site is backing off: poll snoozed", "until", until)
-		return river.JobSnooze(snoozeUntil(until))
+		return river.JobSnooze(p.Policy.Snooze(until))
 	}
 
 	refetch := ser.CoverRefetchAt != nil
 	*sawRefetch = refetch
-	var cond Conditional
+	var cond fetch.Conditional
 	// A Series without a Cover needs the body to retry its Cover, and a
 	// refetch needs a fresh one: only otherwise may the Site answer 304.
 	if ser.CoverAddress != "" && !refetch && ser.LatestLabel != "" {
-		cond = Conditional{ETag: ser.PollETag, LastModified: ser.PollLastModified}
+		cond = fetch.Conditional{ETag: ser.PollETag, LastModified: ser.PollLastModified}
 	}
-	fctx, paced := withPaceWait(ctx)
 	start := time.Now()
-	page, err := p.Fetch.FetchSeries(fctx, site, ser.SeriesURL, cond)
-	took := max(time.Since(start)-time.Duration(paced.Load()), 0)
+	page, err := p.Fetch.FetchSeries(ctx, site, ser.SeriesURL, cond)
+	took := max(time.Since(start)-page.Waited, 0)
 	next := p.forecast(scheduledAt)
 	if err != nil {
 		return p.failed(ctx, log, site, key, err, took, next)
@@ -197,21 +171,14 @@ func (p *Poller) withNext(res store.PollResult, next time.Time) store.PollResult
 	return res
 }
 
-// snoozeUntil is the snooze to the end of a back-off, with up to 10% (at
-// most a minute) of jitter so a Site's snoozed polls do not all wake at once.
-func snoozeUntil(until time.Time) time.Duration {
-	d := max(time.Until(until), time.Second)
-	return d + time.Duration(rand.Float64()*float64(min(d/10, time.Minute)))
-}
-
-func (p *Poller) failed(ctx context.Context, log *slog.Logger, site *Site, key string, err error, took time.Duration, next time.Time) error {
+func (p *Poller) failed(ctx context.Context, log *slog.Logger, site *latest.Site, key string, err error, took time.Duration, next time.Time) error {
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		// Shutting down: the job runs again at the next start, unharmed.
 		return river.JobSnooze(0)
 	}
-	var se *StatusError
+	var se *fetch.StatusError
 	switch {
-	case errors.Is(err, ErrNoBrowser), errors.Is(err, browser.ErrNoBrowser):
+	case errors.Is(err, fetch.ErrNoBrowser), errors.Is(err, browser.ErrNoBrowser):
 		problem := ProblemNoBrowser + ": " + site.Name + " is read only in a browser and no browser is configured (BROWSER_URL or BROWSER_PATH)"
 		log.InfoContext(ctx, "poll skipped: no browser configured")
 		if _, err := p.Store.RecordPoll(ctx, key, p.withNext(store.PollResult{Status: store.PollSkipped, Problem: problem}, next)); err != nil {
@@ -220,12 +187,12 @@ func (p *Poller) failed(ctx context.Context, log *slog.Logger, site *Site, key s
 		return p.Store.SiteProblem(ctx, site.Name, problem)
 	case errors.As(err, &se) && se.Refused():
 		problem := fmt.Sprintf("http_%d: %s", se.Status, err)
-		if named := diagnose(se.Body, "", ""); named.Code == ProblemChallenge || named.Code == ProblemAccessDenied {
+		if named := latest.Diagnose(se.Body, "", ""); named.Code == latest.ProblemChallenge || named.Code == latest.ProblemAccessDenied {
 			problem = fmt.Sprintf("%s: %d %s", named.Code, se.Status, named.Detail)
 		}
 		return p.backOff(ctx, log, site, key, problem, se.RetryAfter, len(se.Body), took)
 	case errors.Is(err, browser.ErrChallenge):
-		return p.backOff(ctx, log, site, key, ProblemChallenge+": "+err.Error(), 0, 0, took)
+		return p.backOff(ctx, log, site, key, latest.ProblemChallenge+": "+err.Error(), 0, 0, took)
 	}
 
 	res := store.PollResult{Status: store.PollFailed, Failed: true, Problem: "fetch: " + err.Error(), Duration: took}
@@ -238,7 +205,7 @@ func (p *Poller) failed(ctx context.Context, log *slog.Logger, site *Site, key s
 		// A 4xx other than a refusal (404, 410) will not change by retrying
 		// now; a 5xx may.
 		retry = se.Status >= 500
-	case errors.Is(err, ErrForeignHost), errors.Is(err, browser.ErrHostPin), errors.Is(err, ErrTooLarge):
+	case errors.Is(err, fetch.ErrForeignHost), errors.Is(err, browser.ErrHostPin), errors.Is(err, fetch.ErrTooLarge):
 		retry = false
 	}
 	if !retry {
@@ -255,8 +222,8 @@ func (p *Poller) failed(ctx context.Context, log *slog.Logger, site *Site, key s
 }
 
 // backOff pauses the Site and snoozes the poll to the pause's end.
-func (p *Poller) backOff(ctx context.Context, log *slog.Logger, site *Site, key, problem string, retryAfter time.Duration, bodyLen int, took time.Duration) error {
-	until, err := p.Store.BackOffSite(ctx, site.Name, problem, func(n int) time.Duration { return BackoffPause(n, retryAfter) })
+func (p *Poller) backOff(ctx context.Context, log *slog.Logger, site *latest.Site, key, problem string, retryAfter time.Duration, bodyLen int, took time.Duration) error {
+	until, err := p.Store.BackOffSite(ctx, site.Name, problem, func(n int) time.Duration { return fetch.BackoffPause(n, retryAfter) })
 	if err != nil {
 		return err
 	}
@@ -268,18 +235,18 @@ func (p *Poller) backOff(ctx context.Context, log *slog.Logger, site *Site, key,
 		return err
 	}
 	log.WarnContext(ctx, "Site refused: backing off", "problem", problem, "until", until, "body_len", bodyLen)
-	return river.JobSnooze(snoozeUntil(until))
+	return river.JobSnooze(p.Policy.Snooze(until))
 }
 
 // answered asks the registry about a body and stores what it says.
-func (p *Poller) answered(ctx context.Context, log *slog.Logger, site *Site, ser store.Series, page Page, took time.Duration, next time.Time, refetch bool) error {
+func (p *Poller) answered(ctx context.Context, log *slog.Logger, site *latest.Site, ser store.Series, page fetch.Page, took time.Duration, next time.Time, refetch bool) error {
 	key := ser.Key
 	pu, err := url.Parse(page.URL)
 	if err != nil || page.URL == "" {
 		pu, _ = url.Parse(ser.SeriesURL)
 	}
-	latest, lerr := site.Latest(page.Body, pu)
-	if lerr != nil && IsBackoffProblem(lerr) {
+	newest, lerr := site.Latest(page.Body, pu)
+	if lerr != nil && latest.IsBackoffProblem(lerr) {
 		return p.backOff(ctx, log, site, key, problemText(lerr), 0, len(page.Body), took)
 	}
 	title, _ := site.Title(page.Body, pu)
@@ -288,7 +255,7 @@ func (p *Poller) answered(ctx context.Context, log *slog.Logger, site *Site, ser
 	res := p.withNext(store.PollResult{Duration: took, Title: title}, next)
 	if lerr == nil {
 		res.Status, res.Success = store.PollOK, true
-		res.Latest = &store.LatestChapter{Label: latest.Label, Number: latest.Number, URL: latest.URL, Locked: latest.Locked}
+		res.Latest = &store.LatestChapter{Label: newest.Label, Number: newest.Number, URL: newest.URL, Locked: newest.Locked}
 		res.ETag, res.LastModified = page.ETag, page.LastModified
 	} else {
 		n := len(page.Body)
@@ -302,9 +269,9 @@ func (p *Poller) answered(ctx context.Context, log *slog.Logger, site *Site, ser
 	case lerr != nil:
 		log.WarnContext(ctx, "poll: no Latest Chapter", "problem", res.Problem, "body_len", len(page.Body), "via", page.Via)
 	case rec.LatestChanged:
-		log.InfoContext(ctx, "poll: new Latest Chapter", "chapter", latest.Label, "ms", took.Milliseconds(), "via", page.Via)
+		log.InfoContext(ctx, "poll: new Latest Chapter", "chapter", newest.Label, "ms", took.Milliseconds(), "via", page.Via)
 		if p.Archive != nil {
-			if err := p.Archive.Follow(ctx, key, []Chapter{latest}); err != nil {
+			if err := p.Archive.Follow(ctx, key, []latest.Chapter{newest}); err != nil {
 				log.WarnContext(ctx, "poll: archive of the new chapter not queued", "err", err)
 			}
 		}
@@ -323,7 +290,7 @@ func (p *Poller) answered(ctx context.Context, log *slog.Logger, site *Site, ser
 
 // handCover queues the Cover job for a Series without a Cover (or one the
 // Owner asked to refetch). Nothing here fails the poll: a Cover is cosmetic.
-func (p *Poller) handCover(ctx context.Context, log *slog.Logger, site *Site, ser store.Series, address string, cerr error, refetch bool) {
+func (p *Poller) handCover(ctx context.Context, log *slog.Logger, site *latest.Site, ser store.Series, address string, cerr error, refetch bool) {
 	if refetch {
 		// The request is consumed by this poll whatever the page holds: a
 		// failed refetch keeps the old Cover and is not retried on its own.
@@ -340,14 +307,14 @@ func (p *Poller) handCover(ctx context.Context, log *slog.Logger, site *Site, se
 		}
 		return
 	}
-	err := p.Covers.QueueCover(ctx, CoverRequest{Key: ser.Key, Site: site.Name, Address: address, SeriesURL: ser.SeriesURL, Refetch: refetch})
+	err := p.Covers.QueueCover(ctx, cover.FetchArgs{Key: ser.Key, Site: site.Name, Address: address, SeriesURL: ser.SeriesURL, Refetch: refetch})
 	if err != nil {
 		log.WarnContext(ctx, "Cover job not queued", "address", address, "err", err)
 	}
 }
 
 func problemText(err error) string {
-	var p *Problem
+	var p *latest.Problem
 	if errors.As(err, &p) {
 		return p.Error()
 	}
@@ -355,7 +322,7 @@ func problemText(err error) string {
 }
 
 func isNotPage(err error) bool {
-	var p *Problem
+	var p *latest.Problem
 	return errors.As(err, &p) && p.NotPage()
 }
 

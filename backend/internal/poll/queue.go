@@ -1,4 +1,4 @@
-package latest
+package poll
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/lectern-reader/lectern/backend/internal/latest"
+	"github.com/lectern-reader/lectern/backend/internal/riverjob"
 	"github.com/lectern-reader/lectern/backend/internal/schedule"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -24,8 +26,9 @@ const DefaultHintGap = 5 * time.Minute
 // Queue brings polls forward: Reader hints (it implements library.Hinter)
 // and the Owner's requests.
 type Queue struct {
-	Client *river.Client[pgx.Tx]
-	Store  *store.Store
+	Client   *river.Client[pgx.Tx]
+	Store    *store.Store
+	Registry *latest.Registry
 	// HintGap is the least time since the last poll for a hint to act; 0
 	// means DefaultHintGap.
 	HintGap time.Duration
@@ -133,7 +136,7 @@ var ErrNoSuchSite = errors.New("unknown site")
 // ResumeSite lifts a Site's back-off now: its snoozed polls become available
 // and the Series it missed are planned again at once.
 func (q *Queue) ResumeSite(ctx context.Context, site string) error {
-	if _, ok := Lookup(site); !ok {
+	if _, ok := q.Registry.Lookup(site); !ok {
 		return fmt.Errorf("%w %q", ErrNoSuchSite, site)
 	}
 	if err := q.Store.ResumeSite(ctx, site); err != nil {
@@ -158,11 +161,11 @@ func (q *Queue) ResumeSite(ctx context.Context, site string) error {
 // pollNow queues a poll at priority, or makes the Series' queued poll that
 // waits for later available now.
 func (q *Queue) pollNow(ctx context.Context, key, reason string, priority int) error {
-	res, err := q.Client.Insert(ctx, PollArgs{Key: key, Reason: reason}, &river.InsertOpts{Priority: priority, UniqueOpts: uniqueInFlight})
+	res, err := q.Client.Insert(ctx, PollArgs{Key: key, Reason: reason}, &river.InsertOpts{Priority: priority, UniqueOpts: riverjob.UniqueInFlight()})
 	if err != nil {
 		return fmt.Errorf("queue poll of %s: %w", key, err)
 	}
-	if waiting(res) {
+	if riverjob.Waiting(res) {
 		if _, err := q.Client.JobRetry(ctx, res.Job.ID); err != nil {
 			return fmt.Errorf("bring poll of %s forward: %w", key, err)
 		}

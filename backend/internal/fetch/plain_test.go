@@ -1,4 +1,4 @@
-package latest
+package fetch
 
 import (
 	"compress/gzip"
@@ -7,6 +7,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,7 +18,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-reader/lectern/backend/internal/fixturesites"
+	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/testcert"
+	"github.com/lectern-reader/lectern/backend/internal/testenv"
 )
 
 // siteServer is a loopback HTTPS server that answers for real Site
@@ -62,8 +68,8 @@ func (s *siteServer) record() (dialed, hits []string) {
 	return append([]string(nil), s.dialed...), append([]string(nil), s.hits...)
 }
 
-func asuraSite(t *testing.T) *Site {
-	s, ok := Lookup("asura")
+func asuraSite(t *testing.T) *latest.Site {
+	s, ok := latest.Default().Lookup("asura")
 	require.True(t, ok)
 	return s
 }
@@ -88,9 +94,11 @@ func TestPlainFetchReadsAPinnedPage(t *testing.T) {
 	require.Equal(t, orv, page.URL)
 	require.Equal(t, "LecternTest/1", ua.Load())
 	require.Contains(t, accept.Load(), "gzip")
-	latest, err := asuraSite(t).Latest(page.Body, mustParse(t, page.URL))
+	pu, err := url.Parse(page.URL)
 	require.NoError(t, err)
-	require.NotEmpty(t, latest.Label)
+	newest, err := asuraSite(t).Latest(page.Body, pu)
+	require.NoError(t, err)
+	require.NotEmpty(t, newest.Label)
 }
 
 func TestPlainFetchRefusesForeignHostsBeforeConnecting(t *testing.T) {
@@ -238,7 +246,7 @@ func TestPlainFetchStatusesAndRetryAfter(t *testing.T) {
 	_, err = s.fetch.Fetch(context.Background(), site, orv, Conditional{})
 	require.ErrorAs(t, err, &se)
 	require.True(t, se.Refused())
-	require.Equal(t, ProblemChallenge, diagnose(se.Body, "", "").Code, "the refusal keeps enough of the body to name it")
+	require.Equal(t, latest.ProblemChallenge, latest.Diagnose(se.Body, "", "").Code, "the refusal keeps enough of the body to name it")
 }
 
 func TestPlainFetchPacesEveryRequestRedirectsIncluded(t *testing.T) {
@@ -251,18 +259,17 @@ func TestPlainFetchPacesEveryRequestRedirectsIncluded(t *testing.T) {
 			return
 		}
 		_, _ = w.Write([]byte("ok"))
-	}, PlainOptions{Pace: PaceCounted(func(ctx context.Context, host string) error {
+	}, PlainOptions{Pace: func(ctx context.Context, host string) error {
 		mu.Lock()
 		paced = append(paced, host)
 		mu.Unlock()
 		time.Sleep(20 * time.Millisecond)
 		return nil
-	})})
-	ctx, waited := withPaceWait(context.Background())
-	_, err := s.fetch.Fetch(ctx, asuraSite(t), orv, Conditional{})
+	}})
+	page, err := s.fetch.Fetch(context.Background(), asuraSite(t), orv, Conditional{})
 	require.NoError(t, err)
 	require.Equal(t, []string{"asurascans.com", "www.asurascans.com"}, paced)
-	require.GreaterOrEqual(t, time.Duration(waited.Load()), 40*time.Millisecond, "both waits are counted as the gate's, not the Site's")
+	require.GreaterOrEqual(t, page.Waited, 40*time.Millisecond, "both waits are counted as the gate's, not the Site's")
 
 	// A gate that refuses stops the request before it leaves.
 	refusing := newSiteServer(t, func(w http.ResponseWriter, r *http.Request) {}, PlainOptions{Pace: func(ctx context.Context, host string) error {
@@ -295,4 +302,15 @@ func TestBackoffPause(t *testing.T) {
 	require.Equal(t, 10*time.Minute, BackoffPause(1, 10*time.Minute), "Retry-After longer than the pause wins")
 	require.Equal(t, 4*time.Minute, BackoffPause(3, 30*time.Second))
 	require.Equal(t, 24*time.Hour, BackoffPause(1, 72*time.Hour), "a Retry-After is honoured up to a day")
+}
+
+// orv is asura's series page the fixtures hold.
+const orv = fixturesites.AsuraSeries
+
+// readFixture reads testdata/sites/<site>/<file>.
+func readFixture(t *testing.T, site, file string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "testdata", "sites", site, file))
+	require.NoError(t, err)
+	return b
 }

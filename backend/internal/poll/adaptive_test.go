@@ -1,4 +1,4 @@
-package latest
+package poll
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-reader/lectern/backend/internal/fetch"
+	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/schedule"
 )
 
@@ -28,7 +30,7 @@ import (
 type adaptiveSim struct {
 	t     *testing.T
 	e     *pollEnv
-	site  *Site
+	site  *latest.Site
 	a     *Adaptive
 	now   time.Time
 	polls []simPoll
@@ -46,11 +48,11 @@ type simPoll struct {
 func newAdaptiveSim(t *testing.T, start time.Time, budget int) *adaptiveSim {
 	t.Helper()
 	e := newPollEnv(t, time.Hour)
-	site := pollSite(t)
-	budgets, err := NewBudgets(map[string]int{site.Name: budget}, Paces{})
+	site := e.newSite()
+	budgets, err := NewBudgets(e.reg, map[string]int{site.Name: budget}, fetch.Paces{})
 	require.NoError(t, err)
 	s := &adaptiveSim{t: t, e: e, site: site, now: start, releases: map[string][]time.Time{}, seen: map[string]int{}}
-	s.a = &Adaptive{Store: e.st, Planner: schedule.Planner{Interval: time.Hour}, Budgets: budgets,
+	s.a = &Adaptive{Store: e.st, Registry: e.reg, Planner: schedule.Planner{Interval: time.Hour}, Budgets: budgets,
 		Now: func() time.Time { return s.now }, Logger: quietLogger()}
 	return s
 }
@@ -444,19 +446,19 @@ func TestAdaptiveReplacesTheIntervalPolicysPolls(t *testing.T) {
 // that is no Site is refused.
 func TestBudgets(t *testing.T) {
 	t.Parallel()
-	asura, _ := Lookup("asura")
-	kagane, _ := Lookup("kagane")
-	novelfull, _ := Lookup("novelfull")
-	b, err := NewBudgets(map[string]int{"asura": 600}, Paces{"novelfull": 0})
+	asura, _ := latest.Default().Lookup("asura")
+	kagane, _ := latest.Default().Lookup("kagane")
+	novelfull, _ := latest.Default().Lookup("novelfull")
+	b, err := NewBudgets(latest.Default(), map[string]int{"asura": 600}, fetch.Paces{"novelfull": 0})
 	require.NoError(t, err)
 	require.Equal(t, 600, b.Of(asura))
 	require.True(t, b.Configured(asura))
 	require.Equal(t, int(time.Hour/kagane.Pace), b.Of(kagane), "from the pace")
 	require.False(t, b.Configured(kagane))
 	require.Equal(t, UnpacedBudget, b.Of(novelfull), "an unpaced Site")
-	_, err = NewBudgets(map[string]int{"mangadex": 10}, nil)
+	_, err = NewBudgets(latest.Default(), map[string]int{"mangadex": 10}, nil)
 	require.ErrorContains(t, err, `SITE_BUDGET names "mangadex"`)
-	_, err = NewBudgets(map[string]int{"asura": 0}, nil)
+	_, err = NewBudgets(latest.Default(), map[string]int{"asura": 0}, nil)
 	require.ErrorIs(t, err, schedule.ErrBudget)
 
 	for raw, want := range map[string]string{
@@ -478,10 +480,10 @@ func TestBudgets(t *testing.T) {
 func TestAdaptivePlanOnRiver(t *testing.T) {
 	t.Parallel()
 	e := newPollEnv(t, time.Hour)
-	site := pollSite(t)
-	budgets, err := NewBudgets(nil, Paces{})
+	site := e.newSite()
+	budgets, err := NewBudgets(e.reg, nil, fetch.Paces{})
 	require.NoError(t, err)
-	a := &Adaptive{Store: e.st, Planner: schedule.Planner{Interval: time.Hour, Horizon: 3 * time.Second}, Budgets: budgets, Logger: quietLogger()}
+	a := &Adaptive{Store: e.st, Registry: e.reg, Planner: schedule.Planner{Interval: time.Hour, Horizon: 3 * time.Second}, Budgets: budgets, Logger: quietLogger()}
 	e.poller.Adaptive = true
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &PollWorker{Poller: e.poller})

@@ -1,4 +1,4 @@
-package latest
+package poll
 
 import (
 	"context"
@@ -7,22 +7,27 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/PuerkitoBio/goquery"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-reader/lectern/backend/internal/cover"
+	"github.com/lectern-reader/lectern/backend/internal/fetch"
+	"github.com/lectern-reader/lectern/backend/internal/fixturesites"
+	"github.com/lectern-reader/lectern/backend/internal/latest"
+	"github.com/lectern-reader/lectern/backend/internal/latest/latesttest"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
+	"github.com/lectern-reader/lectern/backend/internal/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -33,89 +38,26 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 var siteSeq atomic.Int64
 
-// pollSite registers a Site whose series page at https://<name>.example/s/<slug>
-// is "<h1>title</h1><img class=cover src=...><ol class=chapters><a>...</a></ol>".
-func pollSite(t *testing.T) *Site {
-	t.Helper()
+// newSite adds a fake Site (latesttest.Site) to the env's registry.
+func (e *pollEnv) newSite() *latest.Site {
+	e.t.Helper()
 	// Site names are letters only, as the series key's check wants.
 	name := "poll"
 	for n := siteSeq.Add(1); n > 0; n /= 26 {
 		name += string(rune('a' + n%26))
 	}
-	var s *Site
-	doc := func(body []byte) (*goquery.Document, error) {
-		d, err := parseHTML(body, ProblemNotSeriesPage)
-		if err != nil {
-			return nil, err
-		}
-		if d.Find("ol.chapters").Length() == 0 {
-			return nil, diagnose(body, ProblemNotSeriesPage, "no ol.chapters")
-		}
-		return d, nil
-	}
-	chapters := func(body []byte, page *url.URL) ([]Chapter, error) {
-		d, err := doc(body)
-		if err != nil {
-			return nil, err
-		}
-		var out []Chapter
-		d.Find("ol.chapters a").Each(func(_ int, a *goquery.Selection) {
-			if link, ok := s.siteURL(s.baseURL(page), a.AttrOr("href", "")); ok {
-				out = append(out, chapterOf(a.Text(), nil, link, false))
-			}
-		})
-		return out, nil
-	}
-	s = &Site{
-		Name: name, Kind: Manga, Hosts: []string{name + ".example"}, Pace: time.Millisecond,
-		seriesPath: func(u *url.URL) (string, string, bool) {
-			var buf [maxPathParts]string
-			p, ok := pathParts(u, &buf)
-			if !ok || len(p) < 2 || p[0] != "s" || !validSlug(p[1]) {
-				return "", "", false
-			}
-			return p[1], "/s/" + p[1], true
-		},
-		Title: func(body []byte, _ *url.URL) (string, error) {
-			d, err := doc(body)
-			if err != nil {
-				return "", err
-			}
-			return titleOf(d.Find("h1").First().Text()), nil
-		},
-		Latest: func(body []byte, page *url.URL) (Chapter, error) { return latestOf(chapters(body, page)) },
-		Cover: func(body []byte, page *url.URL) (string, error) {
-			d, err := doc(body)
-			if err != nil {
-				return "", err
-			}
-			u, _ := absURL(s.baseURL(page), d.Find("img.cover").AttrOr("src", ""))
-			return u, nil
-		},
-		Chapters: chapters,
-		Content:  func([]byte, *url.URL) (Content, error) { return Content{}, problem(ProblemNotChapterPage, "not read") },
-	}
-	registerForTest(t, s)
+	s := latesttest.Site(name)
+	require.NoError(e.t, e.reg.SetAdded(append(e.reg.Added(), s)...))
 	return s
 }
 
 // seriesBody is a fake Site's series page listing chapters 1..latest.
 func seriesBody(title, cover string, latest int) []byte {
-	var b strings.Builder
-	fmt.Fprintf(&b, "<html><head><title>%s</title></head><body><h1>%s</h1>", title, title)
-	if cover != "" {
-		fmt.Fprintf(&b, `<img class="cover" src="%s">`, cover)
-	}
-	b.WriteString(`<ol class="chapters">`)
-	for i := 1; i <= latest; i++ {
-		fmt.Fprintf(&b, `<li><a href="ch-%d">Chapter %d</a></li>`, i, i)
-	}
-	b.WriteString("</ol></body></html>")
-	return []byte(b.String())
+	return latesttest.SeriesBody(title, cover, latest)
 }
 
 type answer struct {
-	page Page
+	page fetch.Page
 	err  error
 }
 
@@ -124,7 +66,7 @@ type fakeFetcher struct {
 	mu      sync.Mutex
 	answers map[string]answer
 	calls   map[string]int
-	conds   map[string]Conditional
+	conds   map[string]fetch.Conditional
 	// during, when set, runs inside each fetch: what happens elsewhere
 	// while the Site is answering.
 	during func()
@@ -133,16 +75,16 @@ type fakeFetcher struct {
 }
 
 func newFakeFetcher() *fakeFetcher {
-	return &fakeFetcher{answers: map[string]answer{}, calls: map[string]int{}, conds: map[string]Conditional{}}
+	return &fakeFetcher{answers: map[string]answer{}, calls: map[string]int{}, conds: map[string]fetch.Conditional{}}
 }
 
 func (f *fakeFetcher) set(seriesURL string, body []byte, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.answers[seriesURL] = answer{page: Page{URL: seriesURL, Body: body, ETag: `"e"`, Via: "fake"}, err: err}
+	f.answers[seriesURL] = answer{page: fetch.Page{URL: seriesURL, Body: body, ETag: `"e"`, Via: "fake"}, err: err}
 }
 
-func (f *fakeFetcher) setPage(seriesURL string, p Page) {
+func (f *fakeFetcher) setPage(seriesURL string, p fetch.Page) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.answers[seriesURL] = answer{page: p}
@@ -154,13 +96,13 @@ func (f *fakeFetcher) count(seriesURL string) int {
 	return f.calls[seriesURL]
 }
 
-func (f *fakeFetcher) lastCond(seriesURL string) Conditional {
+func (f *fakeFetcher) lastCond(seriesURL string) fetch.Conditional {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.conds[seriesURL]
 }
 
-func (f *fakeFetcher) FetchSeries(ctx context.Context, site *Site, seriesURL string, cond Conditional) (Page, error) {
+func (f *fakeFetcher) FetchSeries(ctx context.Context, site *latest.Site, seriesURL string, cond fetch.Conditional) (fetch.Page, error) {
 	f.mu.Lock()
 	during, paced := f.during, f.paced
 	f.mu.Unlock()
@@ -169,7 +111,6 @@ func (f *fakeFetcher) FetchSeries(ctx context.Context, site *Site, seriesURL str
 	}
 	if paced > 0 {
 		time.Sleep(paced)
-		notePaceWait(ctx, paced)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -177,32 +118,34 @@ func (f *fakeFetcher) FetchSeries(ctx context.Context, site *Site, seriesURL str
 	f.conds[seriesURL] = cond
 	a, ok := f.answers[seriesURL]
 	if !ok {
-		return Page{}, fmt.Errorf("fake fetcher: no page for %s", seriesURL)
+		return fetch.Page{}, fmt.Errorf("fake fetcher: no page for %s", seriesURL)
 	}
+	a.page.Waited = paced
 	return a.page, a.err
 }
 
 // fakeCovers records the Cover requests the Poll hands over.
 type fakeCovers struct {
 	mu   sync.Mutex
-	reqs []CoverRequest
+	reqs []cover.FetchArgs
 }
 
-func (c *fakeCovers) QueueCover(_ context.Context, req CoverRequest) error {
+func (c *fakeCovers) QueueCover(_ context.Context, req cover.FetchArgs) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.reqs = append(c.reqs, req)
 	return nil
 }
 
-func (c *fakeCovers) requests() []CoverRequest {
+func (c *fakeCovers) requests() []cover.FetchArgs {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]CoverRequest(nil), c.reqs...)
+	return append([]cover.FetchArgs(nil), c.reqs...)
 }
 
 type pollEnv struct {
 	t        *testing.T
+	reg      *latest.Registry
 	st       *store.Store
 	fetch    *fakeFetcher
 	covers   *fakeCovers
@@ -217,8 +160,9 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 // database; start runs it.
 func newPollEnv(t *testing.T, interval time.Duration) *pollEnv {
 	t.Helper()
-	e := &pollEnv{t: t, st: store.New(pgtest.New(t)), fetch: newFakeFetcher(), covers: &fakeCovers{}, interval: interval}
-	e.poller = &Poller{Store: e.st, Fetch: e.fetch, Covers: e.covers, Interval: interval, Logger: quietLogger()}
+	e := &pollEnv{t: t, reg: latest.Default(), st: store.New(pgtest.New(t)), fetch: newFakeFetcher(), covers: &fakeCovers{}, interval: interval}
+	e.poller = &Poller{Store: e.st, Registry: e.reg, Policy: &fetch.Policy{Registry: e.reg, States: e.st}, Fetch: e.fetch,
+		Covers: e.covers, Interval: interval, Logger: quietLogger()}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &PollWorker{Poller: e.poller})
 	river.AddWorker(workers, &PlanWorker{Scheduler: &Scheduler{Store: e.st, Interval: interval, Logger: quietLogger()}})
@@ -251,7 +195,7 @@ var readerSeq atomic.Int64
 
 // hold makes n new Readers bookmark the Series (creating it), without
 // queueing anything.
-func (e *pollEnv) hold(site *Site, slug string, n int) store.Series {
+func (e *pollEnv) hold(site *latest.Site, slug string, n int) store.Series {
 	e.t.Helper()
 	ctx := context.Background()
 	ref, err := site.ResolveOn("https://" + site.Hosts[0] + "/s/" + slug)
@@ -325,7 +269,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 func TestPlanOrdersByPopularityAndSkipsUnheld(t *testing.T) {
 	t.Parallel()
 	e := newPollEnv(t, time.Hour)
-	site := pollSite(t)
+	site := e.newSite()
 	a := e.hold(site, "three", 3)
 	b := e.hold(site, "one", 1)
 	c := e.hold(site, "two-recent", 2)
@@ -385,11 +329,11 @@ func TestPlanCycle(t *testing.T) {
 func TestAcquisitionIsOneFetchAndLandsTheFacts(t *testing.T) {
 	t.Parallel()
 	e := newPollEnv(t, time.Hour)
-	site := pollSite(t)
+	site := e.newSite()
 	e.start()
 	ser := e.hold(site, "new-series", 1)
-	cover := "https://cdn.covers.example/new.png"
-	e.fetch.set(ser.SeriesURL, seriesBody("New Series", cover, 7), nil)
+	coverURL := "https://cdn.covers.example/new.png"
+	e.fetch.set(ser.SeriesURL, seriesBody("New Series", coverURL, 7), nil)
 	require.NoError(t, e.st.InTx(context.Background(), func(tx *store.Store) error {
 		return Acquirer{Client: e.client}.Acquire(context.Background(), tx, ser.Key)
 	}))
@@ -404,7 +348,7 @@ func TestAcquisitionIsOneFetchAndLandsTheFacts(t *testing.T) {
 	require.Equal(t, "New Series", got.Title, "the title is a fact the backend writes")
 	require.Equal(t, store.PollOK, got.PollStatus)
 	require.Equal(t, 1, e.fetch.count(ser.SeriesURL), "exactly one series-page fetch")
-	require.Equal(t, []CoverRequest{{Key: ser.Key, Site: site.Name, Address: cover, SeriesURL: ser.SeriesURL}}, e.covers.requests(),
+	require.Equal(t, []cover.FetchArgs{{Key: ser.Key, Site: site.Name, Address: coverURL, SeriesURL: ser.SeriesURL}}, e.covers.requests(),
 		"the Cover address from the same body goes to the Cover job")
 	for _, j := range e.pollJobs() {
 		if j.Key == ser.Key && j.State != "completed" {
@@ -420,7 +364,7 @@ func TestAcquisitionIsOneFetchAndLandsTheFacts(t *testing.T) {
 func TestAcquireManyQueuesOnePollPerSeries(t *testing.T) {
 	t.Parallel()
 	e := newPollEnv(t, time.Hour)
-	site := pollSite(t)
+	site := e.newSite()
 	ctx := context.Background()
 	a, b, c := e.hold(site, "many-a", 1), e.hold(site, "many-b", 1), e.hold(site, "many-c", 1)
 	acq := Acquirer{Client: e.client}
@@ -453,7 +397,7 @@ func TestAcquireManyQueuesOnePollPerSeries(t *testing.T) {
 func TestPollDurationLeavesOutThePacingWait(t *testing.T) {
 	t.Parallel()
 	e := newPollEnv(t, time.Hour)
-	site := pollSite(t)
+	site := e.newSite()
 	ser := e.hold(site, "paced", 1)
 	e.fetch.set(ser.SeriesURL, seriesBody("Paced", "https://cdn.covers.example/p.png", 3), nil)
 	e.fetch.mu.Lock()
@@ -470,7 +414,7 @@ func TestPollDurationLeavesOutThePacingWait(t *testing.T) {
 func TestChangedLatestStoredWithHistoryUnchangedNotRewritten(t *testing.T) {
 	t.Parallel()
 	e := newPollEnv(t, time.Hour)
-	site := pollSite(t)
+	site := e.newSite()
 	ser := e.hold(site, "history", 2)
 	ctx := context.Background()
 	e.fetch.set(ser.SeriesURL, seriesBody("History", "https://cdn.covers.example/h.png", 10), nil)
@@ -497,7 +441,7 @@ func TestChangedLatestStoredWithHistoryUnchangedNotRewritten(t *testing.T) {
 	require.Len(t, hist, 1)
 
 	// A 304 is "unchanged" as well.
-	e.fetch.setPage(ser.SeriesURL, Page{URL: ser.SeriesURL, NotModified: true})
+	e.fetch.setPage(ser.SeriesURL, fetch.Page{URL: ser.SeriesURL, NotModified: true})
 	require.NoError(t, e.poller.Poll(ctx, ser.Key, time.Time{}))
 	nm := e.series(ser.Key)
 	require.Equal(t, store.PollNotModified, nm.PollStatus)
@@ -522,22 +466,22 @@ func TestChangedLatestStoredWithHistoryUnchangedNotRewritten(t *testing.T) {
 func TestConditionalOnlyWhenNothingIsMissing(t *testing.T) {
 	t.Parallel()
 	e := newPollEnv(t, time.Hour)
-	site := pollSite(t)
+	site := e.newSite()
 	ser := e.hold(site, "conditional", 1)
 	ctx := context.Background()
 	e.fetch.set(ser.SeriesURL, seriesBody("C", "https://cdn.covers.example/c.png", 3), nil)
 	require.NoError(t, e.poller.Poll(ctx, ser.Key, time.Time{}))
 	require.NoError(t, e.poller.Poll(ctx, ser.Key, time.Time{}))
-	require.Equal(t, Conditional{}, e.fetch.lastCond(ser.SeriesURL), "a Series without a Cover needs the whole body to retry it")
+	require.Equal(t, fetch.Conditional{}, e.fetch.lastCond(ser.SeriesURL), "a Series without a Cover needs the whole body to retry it")
 
 	e.exec(`UPDATE series SET cover_address = $2, cover_type = 'image/png' WHERE key = $1`, ser.Key, strings.Repeat("a", 64))
 	require.NoError(t, e.poller.Poll(ctx, ser.Key, time.Time{}))
-	require.Equal(t, Conditional{ETag: `"e"`}, e.fetch.lastCond(ser.SeriesURL), "the last answer's validators")
+	require.Equal(t, fetch.Conditional{ETag: `"e"`}, e.fetch.lastCond(ser.SeriesURL), "the last answer's validators")
 	require.Len(t, e.covers.requests(), 2, "a Series with a Cover hands no address on")
 
 	require.NoError(t, e.st.RequestCoverRefetch(ctx, ser.Key))
 	require.NoError(t, e.poller.Poll(ctx, ser.Key, time.Time{}))
-	require.Equal(t, Conditional{}, e.fetch.lastCond(ser.SeriesURL), "a refetch needs a fresh body")
+	require.Equal(t, fetch.Conditional{}, e.fetch.lastCond(ser.SeriesURL), "a refetch needs a fresh body")
 	reqs := e.covers.requests()
 	require.Len(t, reqs, 3)
 	require.True(t, reqs[2].Refetch)
@@ -549,7 +493,7 @@ func TestConditionalOnlyWhenNothingIsMissing(t *testing.T) {
 func TestRefetchAskedDuringAPollIsNotLost(t *testing.T) {
 	t.Parallel()
 	e := newPollEnv(t, time.Hour)
-	site := pollSite(t)
+	site := e.newSite()
 	ser := e.hold(site, "midpoll", 1)
 	ctx := context.Background()
 	e.fetch.set(ser.SeriesURL, seriesBody("M", "https://cdn.covers.example/m.png", 3), nil)
@@ -577,11 +521,11 @@ func TestRefetchAskedDuringAPollIsNotLost(t *testing.T) {
 func TestBackoffOfOneSiteLeavesOthersPolling(t *testing.T) {
 	t.Parallel()
 	e := newPollEnv(t, time.Hour)
-	refusing, fine := pollSite(t), pollSite(t)
+	refusing, fine := e.newSite(), e.newSite()
 	r1 := e.hold(refusing, "first", 1)
 	r2 := e.hold(refusing, "second", 1)
 	f1 := e.hold(fine, "third", 1)
-	e.fetch.set(r1.SeriesURL, nil, &StatusError{Status: 429, URL: r1.SeriesURL, RetryAfter: 10 * time.Minute})
+	e.fetch.set(r1.SeriesURL, nil, &fetch.StatusError{Status: 429, URL: r1.SeriesURL, RetryAfter: 10 * time.Minute})
 	e.fetch.set(r2.SeriesURL, seriesBody("Second", "", 4), nil)
 	e.fetch.set(f1.SeriesURL, seriesBody("Third", "", 9), nil)
 	e.start()
@@ -623,7 +567,7 @@ func TestBackoffOfOneSiteLeavesOthersPolling(t *testing.T) {
 func TestSnoozedJobsKeepTheirAttempts(t *testing.T) {
 	t.Parallel()
 	e := newPollEnv(t, time.Hour)
-	site := pollSite(t)
+	site := e.newSite()
 	ser := e.hold(site, "patient", 1)
 	ctx := context.Background()
 	_, err := e.st.BackOffSite(ctx, site.Name, "challenge: test", func(int) time.Duration { return 2 * time.Second })
@@ -653,7 +597,7 @@ func TestSnoozedJobsKeepTheirAttempts(t *testing.T) {
 func TestMissedCycleRunsAtStart(t *testing.T) {
 	t.Parallel()
 	e := newPollEnv(t, time.Hour)
-	site := pollSite(t)
+	site := e.newSite()
 	missed := e.hold(site, "missed", 2)
 	notYet := e.hold(site, "not-yet", 1)
 	// The process was down: the missed Series' poll was due two hours ago;
@@ -679,7 +623,7 @@ func TestMissedCycleRunsAtStart(t *testing.T) {
 func TestHintBringsTheNextPollForward(t *testing.T) {
 	t.Parallel()
 	e := newPollEnv(t, time.Hour)
-	site := pollSite(t)
+	site := e.newSite()
 	ser := e.hold(site, "hinted", 1)
 	ctx := context.Background()
 	e.fetch.set(ser.SeriesURL, seriesBody("Hinted", "", 8), nil)
@@ -710,17 +654,17 @@ func TestHintBringsTheNextPollForward(t *testing.T) {
 func TestNoBrowserSkipsWithoutBackingOff(t *testing.T) {
 	t.Parallel()
 	e := newPollEnv(t, time.Hour)
-	kagane, _ := Lookup("kagane")
+	kagane, _ := e.reg.Lookup("kagane")
 	ctx := context.Background()
 	r, err := e.st.CreateReader(ctx, fmt.Sprintf("reader%d", readerSeq.Add(1)), "x", false)
 	require.NoError(t, err)
-	ref, err := kagane.ResolveOn(tower)
+	ref, err := kagane.ResolveOn(fixturesites.KaganeSeries)
 	require.NoError(t, err)
 	_, err = e.st.PutBookmarkKeepProgress(ctx, r.ID, store.NewSeries{Key: ref.Key, Site: ref.Site, Kind: string(ref.Kind), SeriesURL: ref.SeriesURL}, "")
 	require.NoError(t, err)
 
 	// The production fetcher with no browser configured.
-	e.poller.Fetch = &Fetchers{Plain: NewPlainFetcher(PlainOptions{Dial: func(context.Context, string, string) (net.Conn, error) {
+	e.poller.Fetch = &fetch.Sites{Policy: e.poller.Policy, Plain: fetch.NewPlainFetcher(fetch.PlainOptions{Dial: func(context.Context, string, string) (net.Conn, error) {
 		t.Error("kagane must not be fetched without a browser")
 		return nil, fmt.Errorf("no network in this test")
 	}})}
@@ -739,7 +683,7 @@ func TestNoBrowserSkipsWithoutBackingOff(t *testing.T) {
 func TestProblemPagesAreNamedAndChallengesBackOff(t *testing.T) {
 	t.Parallel()
 	e := newPollEnv(t, time.Hour)
-	site := pollSite(t)
+	site := e.newSite()
 	ser := e.hold(site, "problems", 1)
 	ctx := context.Background()
 
@@ -747,7 +691,7 @@ func TestProblemPagesAreNamedAndChallengesBackOff(t *testing.T) {
 	require.NoError(t, e.poller.Poll(ctx, ser.Key, time.Time{}))
 	got := e.series(ser.Key)
 	require.Equal(t, store.PollProblem, got.PollStatus)
-	require.True(t, strings.HasPrefix(got.PollProblem, ProblemNotSeriesPage), got.PollProblem)
+	require.True(t, strings.HasPrefix(got.PollProblem, latest.ProblemNotSeriesPage), got.PollProblem)
 	require.NotNil(t, got.PollBodyLen)
 	require.Equal(t, 1, got.PollFailures)
 
@@ -759,7 +703,7 @@ func TestProblemPagesAreNamedAndChallengesBackOff(t *testing.T) {
 	require.Greater(t, snooze.Duration, 50*time.Second)
 	got = e.series(ser.Key)
 	require.Equal(t, store.PollBackedOff, got.PollStatus)
-	require.True(t, strings.HasPrefix(got.PollProblem, ProblemChallenge), got.PollProblem)
+	require.True(t, strings.HasPrefix(got.PollProblem, latest.ProblemChallenge), got.PollProblem)
 	require.Equal(t, 2, got.PollFailures)
 	failing, err := e.st.FailingSeriesList(ctx, 10)
 	require.NoError(t, err)
@@ -774,7 +718,7 @@ func TestProblemPagesAreNamedAndChallengesBackOff(t *testing.T) {
 func TestPlanDropsASeriesPolledMeanwhile(t *testing.T) {
 	t.Parallel()
 	e := newPollEnv(t, time.Hour)
-	site := pollSite(t)
+	site := e.newSite()
 	racing := e.hold(site, "racing", 1)
 	calm := e.hold(site, "calm", 1)
 	e.fetch.set(racing.SeriesURL, seriesBody("Racing", "", 3), nil)
@@ -792,4 +736,12 @@ func TestPlanDropsASeriesPolledMeanwhile(t *testing.T) {
 	next := e.series(racing.Key).NextPollAt
 	require.True(t, next.After(time.Now().Add(50*time.Minute)), "the poll's own forecast stands, not a slot at once")
 	require.Equal(t, 1, e.fetch.count(racing.SeriesURL))
+}
+
+// readFixture reads testdata/sites/<site>/<file>.
+func readFixture(t *testing.T, site, file string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "testdata", "sites", site, file))
+	require.NoError(t, err)
+	return b
 }

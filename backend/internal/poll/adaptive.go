@@ -1,4 +1,4 @@
-package latest
+package poll
 
 import (
 	"context"
@@ -12,6 +12,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"github.com/lectern-reader/lectern/backend/internal/fetch"
+	"github.com/lectern-reader/lectern/backend/internal/latest"
+	"github.com/lectern-reader/lectern/backend/internal/riverjob"
 	"github.com/lectern-reader/lectern/backend/internal/schedule"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -43,17 +46,17 @@ const maxBudget = 3_600_000
 // SITE_BUDGET's, else every request its pace lets through.
 type Budgets struct {
 	overrides map[string]int
-	paces     Paces
+	paces     fetch.Paces
 }
 
 // NewBudgets checks SITE_BUDGET overrides against the registry: a name that
 // is no Site is refused, so a typo does not silently leave a Site at its
 // default.
-func NewBudgets(overrides map[string]int, paces Paces) (Budgets, error) {
+func NewBudgets(reg *latest.Registry, overrides map[string]int, paces fetch.Paces) (Budgets, error) {
 	b := Budgets{overrides: map[string]int{}, paces: paces}
 	for name, n := range overrides {
-		if _, ok := Lookup(name); !ok {
-			return Budgets{}, fmt.Errorf("SITE_BUDGET names %q, which is not a Site (%s)", name, strings.Join(siteNames(), ", "))
+		if _, ok := reg.Lookup(name); !ok {
+			return Budgets{}, fmt.Errorf("SITE_BUDGET names %q, which is not a Site (%s)", name, strings.Join(reg.Names(), ", "))
 		}
 		if n < 1 || n > maxBudget {
 			return Budgets{}, fmt.Errorf("SITE_BUDGET of %s is %d: %w", name, n, schedule.ErrBudget)
@@ -64,7 +67,7 @@ func NewBudgets(overrides map[string]int, paces Paces) (Budgets, error) {
 }
 
 // Of is a Site's budget in requests per hour.
-func (b Budgets) Of(site *Site) int {
+func (b Budgets) Of(site *latest.Site) int {
 	if n, ok := b.overrides[site.Name]; ok {
 		return n
 	}
@@ -78,7 +81,7 @@ func (b Budgets) Of(site *Site) int {
 }
 
 // Configured reports whether SITE_BUDGET sets the Site's budget.
-func (b Budgets) Configured(site *Site) bool {
+func (b Budgets) Configured(site *latest.Site) bool {
 	_, ok := b.overrides[site.Name]
 	return ok
 }
@@ -96,7 +99,8 @@ func (b Budgets) Configured(site *Site) bool {
 // Owner's "poll now" are explicit one-off requests and run at once, outside
 // the budget; the pacing gate still spaces every request to a host.
 type Adaptive struct {
-	Store *store.Store
+	Store    *store.Store
+	Registry *latest.Registry
 	// Planner holds the policy's settings; Interval is POLL_INTERVAL.
 	Planner schedule.Planner
 	Budgets Budgets
@@ -166,7 +170,7 @@ func (a *Adaptive) Run(ctx context.Context, client *river.Client[pgx.Tx]) (int, 
 	total := 0
 	var errs []error
 	for _, name := range sites {
-		site, ok := Lookup(name)
+		site, ok := a.Registry.Lookup(name)
 		if !ok {
 			// Its polls record unknown_site; there is nothing to plan.
 			continue
@@ -195,7 +199,7 @@ func (a *Adaptive) Run(ctx context.Context, client *river.Client[pgx.Tx]) (int, 
 const intervalJobReason = "schedule"
 
 // planSite plans one Site's horizon [start, start+horizon).
-func (a *Adaptive) planSite(ctx context.Context, client *river.Client[pgx.Tx], site *Site, start time.Time,
+func (a *Adaptive) planSite(ctx context.Context, client *river.Client[pgx.Tx], site *latest.Site, start time.Time,
 	state store.SiteState, queued map[string][]store.QueuedPoll) (int, error) {
 	log := a.log().With("site", site.Name)
 	cands, err := a.Store.ScheduleCandidates(ctx, site.Name)
@@ -285,7 +289,7 @@ func (a *Adaptive) planSite(ctx context.Context, client *river.Client[pgx.Tx], s
 				if d.Due {
 					due++
 					params = append(params, river.InsertManyParams{Args: PollArgs{Key: d.Key, Reason: d.Reason}, InsertOpts: &river.InsertOpts{
-						ScheduledAt: d.At, Priority: PriorityScheduled, UniqueOpts: uniqueInFlight,
+						ScheduledAt: d.At, Priority: PriorityScheduled, UniqueOpts: riverjob.UniqueInFlight(),
 					}})
 				}
 				if d.Due || len(stale[d.Key]) > 0 || changed(c.NextPollAt, c.NextPollReason, d.At, d.Reason) {

@@ -1,6 +1,6 @@
-// Package web holds the files the server embeds: the web UI's templates and
+// Package assets holds the files the server embeds: the web UI's templates and
 // static assets, and the built userscripts.
-package web
+package assets
 
 import "embed"
 
