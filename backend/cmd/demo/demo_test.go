@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,9 +18,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/fixturesites"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
+	"github.com/lectern-reader/lectern/backend/internal/testenv"
 )
 
 // TestDemoLoop runs what `make demo` runs, with the userscript injected by
@@ -36,7 +40,7 @@ func TestDemoLoop(t *testing.T) {
 	base := d.lectern.BaseURL
 
 	var out bytes.Buffer
-	instructions(&out, d.sites, base, d.password, d.token, "/usr/bin/chromium", true, "/tmp/lectern.log")
+	instructions(&out, d.sites, base, d.password, d.token, "/usr/bin/chromium", true, "", "/tmp/lectern.log")
 	text := out.String()
 	for _, want := range []string{d.token, d.password, "--host-resolver-rules='MAP ", "--ignore-certificate-errors-spki-list=" + shellQuote(d.sites.SPKIHash()),
 		fixturesites.AsuraChapter, base + "/library/manga", "DEMO ONLY"} {
@@ -133,6 +137,78 @@ func TestDemoLoop(t *testing.T) {
 	require.NoError(t, err)
 	post.Body.Close()
 	require.Equal(t, http.StatusBadRequest, post.StatusCode, "only the script's own keys are stored")
+}
+
+// TestDemoSitesDir runs the demo with -sites: a page in the directory is
+// what a browser gets (with the userscript put in) and what Lectern's
+// Acquisition reads, and edits to it show on the next request.
+func TestDemoSitesDir(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	fixture, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "testdata", "sites", "asura", "series.html"))
+	require.NoError(t, err)
+	saved := func(title string) []byte {
+		return []byte(strings.NewReplacer("Omniscient Reader&#x27;s Viewpoint", title, "Omniscient Reader's Viewpoint", title).Replace(string(fixture)))
+	}
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "asura"), 0o755))
+	page := filepath.Join(dir, "asura", "series.html")
+	require.NoError(t, os.WriteFile(page, saved("A Page Saved From The Site"), 0o644))
+
+	d, err := startDemo(ctx, demoOptions{DatabaseURL: pgtest.NewURL(t), DataDir: t.TempDir(),
+		Listen: "127.0.0.1:0", SitesListen: "127.0.0.1:0", SitesDir: dir, Inject: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, d.Close()) })
+	e := &env{t: t, sites: d.sites, lectern: d.lectern, readerID: d.readerID, token: d.token}
+
+	var out bytes.Buffer
+	instructions(&out, d.sites, d.lectern.BaseURL, d.password, d.token, "", true, dir, "/tmp/lectern.log")
+	require.Contains(t, out.String(), dir+"/<site>/<file>")
+
+	site := fixtureClient(d.sites)
+	get := func(u string) string {
+		t.Helper()
+		resp, err := site.Get(u)
+		require.NoError(t, err, u)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode, u)
+		return string(b)
+	}
+	body := get(fixturesites.AsuraSeries)
+	require.Contains(t, body, "A Page Saved From The Site")
+	require.Contains(t, body, demoPrefix+"userscript.js", "the userscript is put into an override too")
+	require.NotContains(t, get(fixturesites.AsuraChapter), "A Page Saved From The Site")
+
+	ref, err := latest.Default().Resolve(fixturesites.AsuraSeries)
+	require.NoError(t, err)
+	n := 250.0
+	_, _, err = d.lectern.Server.Library().Put(ctx, d.readerID, ref.Key, bookmark.PutRequest{
+		Site: ref.Site, SeriesURL: ref.SeriesURL, Chapter: "Chapter 250", ChapterNumber: &n})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return e.bookmark(ref.Key).Title == "A Page Saved From The Site" },
+		step, 50*time.Millisecond, "the Acquisition's Poll reads the page from the directory")
+
+	require.NoError(t, os.WriteFile(page, saved("Edited While The Demo Runs"), 0o644))
+	require.Contains(t, get(fixturesites.AsuraSeries), "Edited While The Demo Runs")
+}
+
+func TestDemoSitesMustBeADirectory(t *testing.T) {
+	// Chdir: were the check to come after the data directory, nothing would
+	// land in the repository anyway.
+	t.Chdir(t.TempDir())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stderr bytes.Buffer
+	err := run(ctx, []string{"-sites", "missing"}, io.Discard, &stderr)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	require.ErrorContains(t, err, "-sites:")
+	require.NoError(t, os.WriteFile("file", nil, 0o644))
+	err = run(ctx, []string{"-sites", "file"}, io.Discard, &stderr)
+	require.ErrorContains(t, err, "is not a directory")
+	_, err = os.Stat(".lectern")
+	require.ErrorIs(t, err, os.ErrNotExist, "refused before anything is made")
 }
 
 // fixtureClient reaches the fixture Sites as the browser does.

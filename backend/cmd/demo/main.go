@@ -19,6 +19,10 @@
 // every page they serve (see demo_loader.js), so a browser without a
 // userscript manager shows the panel; -inject=false turns that off for a
 // browser with Tampermonkey or Violentmonkey installed.
+//
+// -sites DIR serves a page from DIR/<site>/<file> instead of the fixture of
+// that name while the file is there, read on every request, so a page saved
+// from a Site, or one edited while the demo runs, is what Lectern polls.
 package main
 
 import (
@@ -60,6 +64,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8090", "loopback address Lectern listens on")
 	sitesAddr := fs.String("sites-addr", "127.0.0.1:0", "loopback address of the fixture Sites (HTTPS)")
+	sitesDir := fs.String("sites", "", "directory laid out like testdata/sites: its files replace the fixtures of the same name, read on every request")
 	inject := fs.Bool("inject", true, "put the userscript into the fixture pages (false: install it in a userscript manager instead)")
 	browserFlag := fs.String("browser", "auto", `Chromium for Lectern's browser Sites (kagane, novelfull): a path, "auto" or "none"`)
 	fs.Usage = func() {
@@ -74,6 +79,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if !loopback(*addr) || !loopback(*sitesAddr) {
 		return errors.New("-addr and -sites-addr must be loopback addresses (127.0.0.1:PORT)")
+	}
+	// Before the database, so a mistyped directory costs nothing.
+	if *sitesDir != "" {
+		dir, err := fixturesites.OverrideDir(*sitesDir)
+		if err != nil {
+			return fmt.Errorf("-sites: %w", err)
+		}
+		*sitesDir = dir
 	}
 	wd, err := os.Getwd()
 	if err != nil {
@@ -98,7 +111,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 
 	d, err := startDemo(ctx, demoOptions{
-		DatabaseURL: dbURL, DataDir: dataDir, Listen: *addr, SitesListen: *sitesAddr,
+		DatabaseURL: dbURL, DataDir: dataDir, Listen: *addr, SitesListen: *sitesAddr, SitesDir: *sitesDir,
 		Inject: *inject, BrowserPath: findBrowser(*browserFlag), Logger: logger,
 	})
 	if err != nil {
@@ -109,7 +122,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintln(stderr, "demo: stop:", err)
 		}
 	}()
-	instructions(stdout, d.sites, d.lectern.BaseURL, d.password, d.token, d.browserPath, *inject, logPath)
+	instructions(stdout, d.sites, d.lectern.BaseURL, d.password, d.token, d.browserPath, *inject, *sitesDir, logPath)
 	<-ctx.Done()
 	fmt.Fprintln(stderr, "demo: stopping")
 	return nil
@@ -119,9 +132,11 @@ type demoOptions struct {
 	DatabaseURL, DataDir string
 	// Listen and SitesListen are Lectern's and the fixture Sites' addresses.
 	Listen, SitesListen string
-	Inject              bool
-	BrowserPath         string
-	Logger              *slog.Logger
+	// SitesDir, when set, overrides fixtures (fixturesites.Options.Override).
+	SitesDir    string
+	Inject      bool
+	BrowserPath string
+	Logger      *slog.Logger
 }
 
 // demo is everything `make demo` runs.
@@ -139,7 +154,7 @@ type demo struct {
 // Bookmarks.
 func startDemo(ctx context.Context, o demoOptions) (_ *demo, err error) {
 	in := newInjection()
-	opts := fixturesites.Options{Addr: o.SitesListen, Logger: o.Logger}
+	opts := fixturesites.Options{Addr: o.SitesListen, Override: o.SitesDir, Logger: o.Logger}
 	if o.Inject {
 		opts.Inject = in.inject
 		opts.Extra = map[string]http.Handler{demoPrefix: in}
@@ -278,7 +293,7 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-func instructions(w io.Writer, sites *fixturesites.Server, base, password, token, browserPath string, inject bool, logPath string) {
+func instructions(w io.Writer, sites *fixturesites.Server, base, password, token, browserPath string, inject bool, sitesDir, logPath string) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format+"\n", a...) }
 	p("")
 	p("Lectern demo is running. Nothing here reaches a live Site.")
@@ -288,6 +303,9 @@ func instructions(w io.Writer, sites *fixturesites.Server, base, password, token
 	p("  API token        %s", token)
 	p("  fixture Sites    https://%s  (loopback HTTPS, throwaway CA; stands in for asurascans.com, comix.to,", sites.Addr())
 	p("                   demonicscans.org, kagane.to, lightnovelworld.com, novelfull.com and their image hosts)")
+	if sitesDir != "" {
+		p("  Site pages       %s/<site>/<file> when there (read on every request), else testdata/sites", sitesDir)
+	}
 	p("  database         %s (recreated empty on every run); Covers under %s", demoDatabase, filepath.Dir(logPath))
 	p("  server log       %s", logPath)
 	p("")

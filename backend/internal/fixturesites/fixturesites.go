@@ -1,8 +1,9 @@
 // Package fixturesites is a loopback HTTPS server that stands in for every
 // supported Site and the image hosts their pages name: it serves the pages of
-// testdata/sites at the URLs they represent, generated Cover and page images
-// at the addresses the Site registry reads from those pages, and 404 for
-// anything else. Its certificate comes from a throwaway CA.
+// testdata/sites (or, file by file, of Options.Override) at the URLs they
+// represent, generated Cover and page images at the addresses the Site
+// registry reads from those pages, and 404 for anything else. Its
+// certificate comes from a throwaway CA.
 //
 // It is for tests, for `make demo` and for fault tests (SetMode: 429, 503, a
 // request that never answers). Lectern reaches it through the test seams of
@@ -18,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -77,6 +79,15 @@ type Options struct {
 	// Dir holds the fixtures (<Dir>/<site>/<file>); default testdata/sites
 	// of the repository above the working directory.
 	Dir string
+	// Override, when set, is a directory laid out like Dir whose files win:
+	// a page whose <Override>/<site>/<file> exists serves that file, read on
+	// every request so it can be changed while the server runs; the others
+	// serve Dir's. Only the names in the pages table are looked up, never a
+	// path from a request. A file there that cannot be read answers 404 with
+	// a warning in the log, so a broken override is not mistaken for the
+	// fixture it was meant to replace. Images are derived from Dir's
+	// fixtures, at Start.
+	Override string
 	// Addr is the listen address; default 127.0.0.1:0.
 	Addr string
 	// Inject, when set, returns HTML inserted before </body> of every HTML
@@ -144,6 +155,13 @@ func Start(opts Options) (*Server, error) {
 		}
 		opts.Dir = dir
 	}
+	if opts.Override != "" {
+		dir, err := OverrideDir(opts.Override)
+		if err != nil {
+			return nil, fmt.Errorf("fixture sites: override directory: %w", err)
+		}
+		opts.Override = dir
+	}
 	if opts.Addr == "" {
 		opts.Addr = "127.0.0.1:0"
 	}
@@ -193,6 +211,23 @@ func Start(opts Options) (*Server, error) {
 		_ = s.srv.ServeTLS(ln, "", "")
 	}()
 	return s, nil
+}
+
+// OverrideDir is dir made absolute, or an error when it is not a directory:
+// Start's check of Options.Override, for a caller that wants it sooner.
+func OverrideDir(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", err
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("%s is not a directory", abs)
+	}
+	return abs, nil
 }
 
 // Close stops the server; held (Hang) requests end at once.
@@ -353,7 +388,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	body := rt.bytes()
+	body, ok := s.body(rt)
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
 	if rt.isHTML && s.opts.Inject != nil {
 		body = injectBeforeBodyEnd(body, s.opts.Inject(r, *rt.page))
 	}
@@ -365,6 +404,38 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, _ = w.Write(body)
+}
+
+// body is what rt serves now, false for a 404: the one place that chooses
+// between a page's override (Options.Override) and its fixture.
+func (s *Server) body(rt *route) ([]byte, bool) {
+	if s.opts.Override == "" || rt.page == nil || rt.page.File == "" {
+		return rt.bytes(), true
+	}
+	// Built from the pages table alone (load checked its names).
+	path := filepath.Join(s.opts.Override, rt.page.Site, rt.page.File)
+	b, err := readOverride(path)
+	switch {
+	case err == nil:
+		return b, true
+	case errors.Is(err, fs.ErrNotExist):
+		return rt.bytes(), true
+	}
+	s.opts.Logger.Warn("fixture override unreadable: answering 404", "file", path, "err", err)
+	return nil, false
+}
+
+// readOverride reads a regular file only: opening a FIFO would hold the
+// request until something writes to it.
+func readOverride(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	return os.ReadFile(path)
 }
 
 func injectBeforeBodyEnd(body []byte, snippet string) []byte {
@@ -417,6 +488,9 @@ func (s *Server) load() error {
 		site, ok := s.opts.Registry.Lookup(p.Site)
 		if !ok {
 			return fmt.Errorf("fixture sites: page %s names unknown site %q", p.URL, p.Site)
+		}
+		if !plainName(p.Site) || (p.File != "" && !plainName(p.File)) {
+			return fmt.Errorf("fixture sites: page %s: %s/%s is not one file in one directory", p.URL, p.Site, p.File)
 		}
 		u, err := url.Parse(p.URL)
 		if err != nil || u.Scheme != "https" || !site.HasHost(u.Hostname()) {
@@ -503,6 +577,10 @@ func key(host, path, query string) string {
 	}
 	return k
 }
+
+// plainName reports whether name is a single path element, so that a path
+// joined from the table's names stays inside Dir and Override.
+func plainName(name string) bool { return filepath.IsLocal(name) && filepath.Base(name) == name }
 
 func normHost(h string) string { return strings.TrimSuffix(strings.ToLower(h), ".") }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"image/png"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -266,4 +268,92 @@ func TestChromiumRulesNameEveryHostAndRefuseTheRest(t *testing.T) {
 	require.Equal(t, s.SPKIHash(), s.ChromiumFlags()["ignore-certificate-errors-spki-list"])
 	require.Len(t, s.SPKIHash(), 44)
 	require.NotContains(t, s.Hosts(), "example.com")
+}
+
+// logBuffer collects the server's log lines, written from its handlers.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func TestOverrideFilesReplaceFixturesWhileTheServerRuns(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "asura"), 0o755))
+	page := filepath.Join(dir, "asura", "series.html")
+	require.NoError(t, os.WriteFile(page, []byte("<html>saved from the Site</html>"), 0o644))
+	var logs logBuffer
+	s, err := fixturesites.Start(fixturesites.Options{Override: dir,
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	f := plain(s, gateFor(s))
+	asura, _ := latest.Default().Lookup("asura")
+	get := func(u string) ([]byte, error) {
+		t.Helper()
+		page, err := f.Fetch(context.Background(), asura, u, fetch.Conditional{})
+		if err != nil {
+			return nil, err
+		}
+		return page.Body, nil
+	}
+	body := func(u string) string {
+		t.Helper()
+		b, err := get(u)
+		require.NoError(t, err, u)
+		return string(b)
+	}
+	chapter := string(fixture(t, "asura", "chapter.html"))
+
+	require.Equal(t, "<html>saved from the Site</html>", body(fixturesites.AsuraSeries))
+	require.Equal(t, chapter, body(fixturesites.AsuraChapter), "a fixture without an override")
+
+	require.NoError(t, os.WriteFile(page, []byte("<html>edited while running</html>"), 0o644))
+	require.Equal(t, "<html>edited while running</html>", body(fixturesites.AsuraSeries), "read again on the next request")
+
+	require.NoError(t, os.Remove(page))
+	require.Equal(t, string(fixture(t, "asura", "series.html")), body(fixturesites.AsuraSeries), "gone: the fixture again")
+
+	// An override that cannot be read is a 404 and a log line, not the
+	// fixture it was meant to replace.
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "asura", "chapter.html"), 0o755))
+	_, err = get(fixturesites.AsuraChapter)
+	var se *fetch.StatusError
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, http.StatusNotFound, se.Status)
+	require.Contains(t, logs.String(), "fixture override unreadable")
+	require.Contains(t, logs.String(), filepath.Join(dir, "asura", "chapter.html"))
+
+	// A file the pages table does not name is at no URL, however it is asked.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "asura", "secret.html"), []byte("secret"), 0o644))
+	for _, u := range []string{"https://asurascans.com/secret.html", "https://asurascans.com/asura/secret.html",
+		"https://asurascans.com/comics/..%2F..%2Fasura%2Fsecret.html", fixturesites.AsuraSeries + "/secret.html"} {
+		_, err := get(u)
+		require.ErrorAs(t, err, &se, u)
+		require.Equal(t, http.StatusNotFound, se.Status, u)
+	}
+}
+
+func TestOverrideMustBeADirectory(t *testing.T) {
+	t.Parallel()
+	_, err := fixturesites.Start(fixturesites.Options{Override: filepath.Join(t.TempDir(), "missing")})
+	require.ErrorIs(t, err, os.ErrNotExist)
+	require.ErrorContains(t, err, "override directory")
+
+	file := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	_, err = fixturesites.Start(fixturesites.Options{Override: file})
+	require.ErrorContains(t, err, "is not a directory")
 }
