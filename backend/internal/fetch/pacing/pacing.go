@@ -17,8 +17,6 @@ import (
 	"net"
 	"strings"
 	"time"
-
-	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
 // DefaultJitter is the largest extra share of the interval added to each
@@ -30,7 +28,17 @@ const DefaultJitter = 0.2
 const DefaultMaxWait = 10 * time.Minute
 
 // ErrBusy: the host is booked beyond the caller's deadline; no slot was taken.
-var ErrBusy = store.ErrPaceBusy
+var ErrBusy = errors.New("host booked beyond the wait allowed")
+
+// Slots keeps every host's next free slot where all replicas share it;
+// *store.Store implements it with a row per host in Postgres.
+type Slots interface {
+	// ReservePace takes host's next slot and moves the one after it every
+	// later, in one step that orders concurrent callers of every replica;
+	// it returns how long the caller waits for its slot. A slot more than
+	// maxWait away is not taken: reserved is false.
+	ReservePace(ctx context.Context, host string, every, maxWait time.Duration) (wait time.Duration, reserved bool, err error)
+}
 
 // Options configure a Gate.
 type Options struct {
@@ -45,14 +53,14 @@ type Options struct {
 // Gate is the pacing gate. It is safe for concurrent use, and any number of
 // Gates on one database (one per replica) share the same slots.
 type Gate struct {
-	store   *store.Store
+	slots   Slots
 	jitter  float64
 	maxWait time.Duration
 }
 
-// New returns a Gate over the database of st.
-func New(st *store.Store, opts Options) *Gate {
-	g := &Gate{store: st, jitter: opts.Jitter, maxWait: opts.MaxWait}
+// New returns a Gate over slots (the store: one database for every replica).
+func New(slots Slots, opts Options) *Gate {
+	g := &Gate{slots: slots, jitter: opts.Jitter, maxWait: opts.MaxWait}
 	if g.jitter == 0 {
 		g.jitter = DefaultJitter
 	}
@@ -89,9 +97,12 @@ func (g *Gate) Wait(ctx context.Context, host string, every time.Duration) error
 	if maxWait < 0 {
 		return fmt.Errorf("pace %s: %w", host, context.DeadlineExceeded)
 	}
-	wait, err := g.store.ReservePace(ctx, host, every, maxWait)
+	wait, reserved, err := g.slots.ReservePace(ctx, host, every, maxWait)
 	if err != nil {
 		return err
+	}
+	if !reserved {
+		return fmt.Errorf("pace %s: %w", host, ErrBusy)
 	}
 	if wait <= 0 {
 		return nil
