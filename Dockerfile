@@ -20,7 +20,7 @@ COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY backend ./backend
 COPY migrations ./migrations
-COPY web ./web
+COPY assets ./assets
 ARG VERSION=dev
 ARG TARGETOS
 ARG TARGETARCH

@@ -276,10 +276,10 @@ func comixAge(v any) float64 {
 		if x > 1e12 {
 			x /= 1000
 		}
-		return time.Now().Sub(time.Unix(int64(x), 0)).Seconds()
+		return time.Since(time.Unix(int64(x), 0)).Seconds()
 	case string:
 		if t, err := time.Parse(time.RFC3339, x); err == nil {
-			return time.Now().Sub(t).Seconds()
+			return time.Since(t).Seconds()
 		}
 		return relativeAge(x)
 	}
