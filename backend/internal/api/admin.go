@@ -2,13 +2,14 @@ package api
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/lectern-reader/lectern/backend/internal/errs"
+	"github.com/lectern-reader/lectern/backend/internal/face"
 	"github.com/lectern-reader/lectern/backend/internal/poll"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -125,21 +126,21 @@ func (ad *Admin) status(w http.ResponseWriter, r *http.Request) {
 	for _, q := range st.Queue {
 		out.Queue = append(out.Queue, QueueCountJSON{Kind: q.Kind, State: q.State, Count: q.Count})
 	}
-	WriteJSON(w, http.StatusOK, out)
+	face.WriteJSON(w, http.StatusOK, out)
 }
 
 func (ad *Admin) resume(w http.ResponseWriter, r *http.Request) {
 	site := chi.URLParam(r, "site")
 	err := ad.Console.Controls.ResumeSite(r.Context(), site)
-	if errors.Is(err, poll.ErrNoSuchSite) {
-		writeError(w, http.StatusNotFound, err.Error())
+	if errs.CodeOf(err) == errs.NotFound {
+		face.Refuse(w, err, err.Error())
 		return
 	}
 	if err != nil {
 		ad.serverError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"site": site, "resumed": true})
+	face.WriteJSON(w, http.StatusOK, map[string]any{"site": site, "resumed": true})
 }
 
 func (ad *Admin) poll(w http.ResponseWriter, r *http.Request) {
@@ -155,19 +156,19 @@ func (ad *Admin) refetchCover(w http.ResponseWriter, r *http.Request) {
 func (ad *Admin) seriesAction(w http.ResponseWriter, r *http.Request, do func(context.Context, string) error) {
 	key, err := keyParam(r)
 	if err != nil {
-		writeError(w, http.StatusNotFound, err.Error())
+		face.WriteError(w, http.StatusNotFound, err.Error())
 		return
 	}
 	err = do(r.Context(), key)
-	if errors.Is(err, store.ErrNotFound) {
-		writeError(w, http.StatusNotFound, "no Series "+key)
+	if errs.CodeOf(err) == errs.NotFound {
+		face.Refuse(w, err, "no Series "+key)
 		return
 	}
 	if err != nil {
 		ad.serverError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusAccepted, map[string]any{"key": key, "queued": true})
+	face.WriteJSON(w, http.StatusAccepted, map[string]any{"key": key, "queued": true})
 }
 
 func (ad *Admin) serverError(w http.ResponseWriter, r *http.Request, err error) {
@@ -175,7 +176,7 @@ func (ad *Admin) serverError(w http.ResponseWriter, r *http.Request, err error) 
 	if log == nil {
 		log = slog.Default()
 	}
-	internalError(log, w, r, err)
+	face.ServerError(w, r, log, err)
 }
 
 func utcPtr(t *time.Time) *time.Time {

@@ -2,15 +2,15 @@ package api
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/lectern-reader/lectern/backend/internal/errs"
+	"github.com/lectern-reader/lectern/backend/internal/face"
 	"github.com/lectern-reader/lectern/backend/internal/poll"
-	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
 // The Owner's view of the Poll's schedule (why each Series is polled when
@@ -66,12 +66,12 @@ const HistoryShown = 20
 func (ad *Admin) seriesSchedule(w http.ResponseWriter, r *http.Request) {
 	key, err := keyParam(r)
 	if err != nil {
-		writeError(w, http.StatusNotFound, err.Error())
+		face.WriteError(w, http.StatusNotFound, err.Error())
 		return
 	}
 	s, err := ad.Store.SeriesByKey(r.Context(), key)
-	if errors.Is(err, store.ErrNotFound) {
-		writeError(w, http.StatusNotFound, "no Series "+key)
+	if errs.CodeOf(err) == errs.NotFound {
+		face.Refuse(w, err, "no Series "+key)
 		return
 	}
 	if err != nil {
@@ -98,7 +98,7 @@ func (ad *Admin) seriesSchedule(w http.ResponseWriter, r *http.Request) {
 		out.History = append(out.History, HistoryJSON{Label: h.Label, Number: h.Number, URL: h.URL,
 			FirstSeenAt: h.FirstSeenAt.UTC(), PrevPollAt: utcPtr(h.PrevPollAt)})
 	}
-	WriteJSON(w, http.StatusOK, out)
+	face.WriteJSON(w, http.StatusOK, out)
 }
 
 // ScheduledSeriesJSON is one held Series in a Site's schedule.
@@ -130,7 +130,7 @@ const (
 func (ad *Admin) siteSchedule(w http.ResponseWriter, r *http.Request) {
 	site, ok := ad.Console.Registry.Lookup(chi.URLParam(r, "site"))
 	if !ok {
-		writeError(w, http.StatusNotFound, "no Site "+strconv.Quote(chi.URLParam(r, "site")))
+		face.WriteError(w, http.StatusNotFound, "no Site "+strconv.Quote(chi.URLParam(r, "site")))
 		return
 	}
 	limit, ok := limitParam(w, r, ScheduleShown, ScheduleMaxList)
@@ -157,7 +157,7 @@ func (ad *Admin) siteSchedule(w http.ResponseWriter, r *http.Request) {
 		out.Series = append(out.Series, ScheduledSeriesJSON{Key: s.Key, Title: s.Title, Readers: s.Readers,
 			LastPollAt: utcPtr(s.LastPollAt), NextPollAt: utcPtr(s.NextPollAt), NextPollReason: reasonLabel(s.NextPollReason), Rhythm: desc})
 	}
-	WriteJSON(w, http.StatusOK, out)
+	face.WriteJSON(w, http.StatusOK, out)
 }
 
 // limitParam reads ?limit=, def when absent; it answers 400 itself for a
@@ -169,7 +169,7 @@ func limitParam(w http.ResponseWriter, r *http.Request, def, most int) (int, boo
 	}
 	n, err := strconv.Atoi(raw)
 	if err != nil || n < 1 || n > most {
-		writeError(w, http.StatusBadRequest, "limit must be a number from 1 to "+strconv.Itoa(most))
+		face.WriteError(w, http.StatusBadRequest, "limit must be a number from 1 to "+strconv.Itoa(most))
 		return 0, false
 	}
 	return n, true
@@ -196,7 +196,7 @@ func (ad *Admin) jobs(w http.ResponseWriter, r *http.Request) {
 	switch state {
 	case "", "retryable", "discarded", "cancelled":
 	default:
-		writeError(w, http.StatusBadRequest, "state must be retryable, discarded or cancelled")
+		face.WriteError(w, http.StatusBadRequest, "state must be retryable, discarded or cancelled")
 		return
 	}
 	limit, ok := limitParam(w, r, JobsShown, 1000)
@@ -213,7 +213,7 @@ func (ad *Admin) jobs(w http.ResponseWriter, r *http.Request) {
 		out = append(out, JobJSON{ID: j.ID, Kind: j.Kind, State: j.State, Attempt: j.Attempt, MaxAttempts: j.MaxAttempts,
 			Key: j.Key, Args: j.Args, Error: j.Error, At: j.At.UTC()})
 	}
-	WriteJSON(w, http.StatusOK, out)
+	face.WriteJSON(w, http.StatusOK, out)
 }
 
 func (ad *Admin) retryJob(w http.ResponseWriter, r *http.Request) {
@@ -227,21 +227,21 @@ func (ad *Admin) cancelJob(w http.ResponseWriter, r *http.Request) {
 func (ad *Admin) jobAction(w http.ResponseWriter, r *http.Request, done string, do func(context.Context, int64) error) {
 	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
 	if err != nil || id < 1 {
-		writeError(w, http.StatusNotFound, "malformed job id "+strconv.Quote(chi.URLParam(r, "id")))
+		face.WriteError(w, http.StatusNotFound, "malformed job id "+strconv.Quote(chi.URLParam(r, "id")))
 		return
 	}
 	err = do(r.Context(), id)
-	if errors.Is(err, poll.ErrNoSuchJob) {
-		writeError(w, http.StatusNotFound, "no job "+strconv.FormatInt(id, 10))
+	switch errs.CodeOf(err) {
+	case errs.NotFound:
+		face.Refuse(w, err, "no job "+strconv.FormatInt(id, 10))
 		return
-	}
-	if errors.Is(err, poll.ErrJobDuplicate) {
-		writeError(w, http.StatusConflict, "job "+strconv.FormatInt(id, 10)+" not retried: "+poll.ErrJobDuplicate.Error())
+	case errs.Conflict:
+		face.Refuse(w, err, "job "+strconv.FormatInt(id, 10)+" not retried: "+errs.MessageOf(err))
 		return
 	}
 	if err != nil {
 		ad.serverError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"id": id, done: true})
+	face.WriteJSON(w, http.StatusOK, map[string]any{"id": id, done: true})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lectern-reader/lectern/backend/internal/bookmark"
+	"github.com/lectern-reader/lectern/backend/internal/face"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -42,10 +43,10 @@ func (a *API) Routes() http.Handler {
 	r := chi.NewRouter()
 	r.Use(a.headers)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
+		face.WriteError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path)
+		face.WriteError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path)
 	})
 	r.Group(func(r chi.Router) {
 		r.Use(a.authenticate)
@@ -84,32 +85,10 @@ func (a *API) log() *slog.Logger {
 	return slog.Default()
 }
 
-// WriteJSON writes v as the response body.
-func WriteJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false) // JSON with nosniff is never rendered as HTML; keep messages readable
-	_ = enc.Encode(v)
-}
-
-type errorBody struct {
-	Error string `json:"error"`
-	// ExpectedKey accompanies a key that does not match series_url.
-	ExpectedKey string `json:"expected_key,omitempty"`
-}
-
-func writeError(w http.ResponseWriter, status int, msg string) {
-	WriteJSON(w, status, errorBody{Error: msg})
-}
-
-// WriteError is writeError for the packages that add routes to the API.
-func WriteError(w http.ResponseWriter, status int, msg string) { writeError(w, status, msg) }
-
-// serverError logs an unexpected failure and answers 500 without details,
-// or 503 while the database is unreachable.
+// serverError answers a failure the request did not cause (face.ServerError):
+// 500 without details, or 503 while the database is unreachable.
 func (a *API) serverError(w http.ResponseWriter, r *http.Request, err error) {
-	internalError(a.log(), w, r, err)
+	face.ServerError(w, r, a.log(), err)
 }
 
 // Decode reads a JSON body into v: 413 over MaxBody, 400 for anything that

@@ -10,11 +10,12 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lectern-reader/lectern/backend/internal/archive"
+	"github.com/lectern-reader/lectern/backend/internal/errs"
+	"github.com/lectern-reader/lectern/backend/internal/face"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -28,11 +29,6 @@ type Archive struct {
 	Service *archive.Service
 	Logger  *slog.Logger
 }
-
-// ExportWriteTimeout bounds the writing of one export: far longer than the
-// server's WriteTimeout, since a whole Series streams for a while on a slow
-// link.
-const ExportWriteTimeout = 2 * time.Hour
 
 // ReaderRoutes adds the Reader's archive routes.
 func (ar *Archive) ReaderRoutes(r chi.Router) {
@@ -61,37 +57,37 @@ func (ar *Archive) log() *slog.Logger {
 }
 
 func (ar *Archive) serverError(w http.ResponseWriter, r *http.Request, err error) {
-	internalError(ar.log(), w, r, err)
+	face.ServerError(w, r, ar.log(), err)
 }
 
-// fail answers the archive's errors with the status that names them; a
-// Series the Reader does not hold is a 404 whether or not it exists.
+// fail answers the archive's errors with the status of their code
+// (face.Status) in the API's words; a Series the Reader does not hold is a
+// 404 whether or not it exists.
 func (ar *Archive) fail(w http.ResponseWriter, r *http.Request, key string, err error) {
 	switch {
 	case errors.Is(err, archive.ErrNotHeld):
-		writeError(w, http.StatusNotFound, "you hold no Bookmark on "+key)
-	case errors.Is(err, archive.ErrNotAllowed), errors.Is(err, archive.ErrCapReached):
-		writeError(w, http.StatusForbidden, err.Error())
-	case errors.Is(err, archive.ErrBadScope), errors.Is(err, archive.ErrBadSelection):
-		writeError(w, http.StatusUnprocessableEntity, err.Error())
+		face.Refuse(w, err, "you hold no Bookmark on "+key)
+	case errors.Is(err, archive.ErrNotAllowed), errors.Is(err, archive.ErrCapReached),
+		errors.Is(err, archive.ErrBadScope), errors.Is(err, archive.ErrBadSelection):
+		face.Refuse(w, err, err.Error())
 	case errors.Is(err, archive.ErrNothingArchived):
-		writeError(w, http.StatusNotFound, "no archived chapter of "+key+" matches")
+		face.Refuse(w, err, "no archived chapter of "+key+" matches")
 	case errors.Is(err, archive.ErrWrongLibrary):
-		writeError(w, http.StatusBadRequest, err.Error()+": download archive.cbz for manga and archive.epub for novels")
+		face.Refuse(w, err, err.Error()+": download archive.cbz for manga and archive.epub for novels")
 	case errors.Is(err, archive.ErrNotFound):
-		writeError(w, http.StatusNotFound, err.Error())
+		face.Refuse(w, err, err.Error())
 	case errors.Is(err, archive.ErrNotQueued):
-		writeError(w, http.StatusConflict, "that job is not in a state that allows this")
+		face.Refuse(w, err, "that job is not in a state that allows this")
 	default:
 		ar.serverError(w, r, err)
 	}
 }
 
 func (ar *Archive) status(w http.ResponseWriter, r *http.Request) {
-	reader, _ := ReaderFrom(r.Context())
+	reader, _ := face.ReaderFrom(r.Context())
 	key, err := keyParam(r)
 	if err != nil {
-		writeError(w, http.StatusNotFound, err.Error())
+		face.WriteError(w, http.StatusNotFound, err.Error())
 		return
 	}
 	st, err := ar.Service.StatusOf(r.Context(), reader, key)
@@ -99,7 +95,7 @@ func (ar *Archive) status(w http.ResponseWriter, r *http.Request) {
 		ar.fail(w, r, key, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, st)
+	face.WriteJSON(w, http.StatusOK, st)
 }
 
 // archiveRequest is the body of POST /api/series/{key}/archive: the scope
@@ -112,15 +108,15 @@ type archiveRequest struct {
 }
 
 func (ar *Archive) request(w http.ResponseWriter, r *http.Request) {
-	reader, _ := ReaderFrom(r.Context())
+	reader, _ := face.ReaderFrom(r.Context())
 	key, err := keyParam(r)
 	if err != nil {
-		writeError(w, http.StatusNotFound, err.Error())
+		face.WriteError(w, http.StatusNotFound, err.Error())
 		return
 	}
 	var body archiveRequest
 	if status, msg := Decode(w, r, &body); status != 0 {
-		writeError(w, status, msg)
+		face.WriteError(w, status, msg)
 		return
 	}
 	text := body.Scope
@@ -129,7 +125,7 @@ func (ar *Archive) request(w http.ResponseWriter, r *http.Request) {
 		text += " " + strconv.Itoa(*body.Count)
 	case body.Chapter != nil:
 		if math.IsNaN(*body.Chapter) || math.IsInf(*body.Chapter, 0) {
-			writeError(w, http.StatusUnprocessableEntity, "chapter must be a number")
+			face.WriteError(w, http.StatusUnprocessableEntity, "chapter must be a number")
 			return
 		}
 		text += " " + strconv.FormatFloat(*body.Chapter, 'f', -1, 64)
@@ -145,34 +141,34 @@ func (ar *Archive) request(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Location", "/api/series/"+url.PathEscape(key)+"/archive")
-	WriteJSON(w, http.StatusAccepted, archive.RequestStatus{
+	face.WriteJSON(w, http.StatusAccepted, archive.RequestStatus{
 		ID: req.ID, Scope: req.Scope, State: req.State, Mine: true, CreatedAt: req.CreatedAt.UTC(),
 	})
 }
 
 func (ar *Archive) follow(w http.ResponseWriter, r *http.Request) {
-	reader, _ := ReaderFrom(r.Context())
+	reader, _ := face.ReaderFrom(r.Context())
 	key, err := keyParam(r)
 	if err != nil {
-		writeError(w, http.StatusNotFound, err.Error())
+		face.WriteError(w, http.StatusNotFound, err.Error())
 		return
 	}
 	var body struct {
 		Follow *bool `json:"follow"`
 	}
 	if status, msg := Decode(w, r, &body); status != 0 {
-		writeError(w, status, msg)
+		face.WriteError(w, status, msg)
 		return
 	}
 	if body.Follow == nil {
-		writeError(w, http.StatusUnprocessableEntity, "follow is required: true or false")
+		face.WriteError(w, http.StatusUnprocessableEntity, "follow is required: true or false")
 		return
 	}
 	if err := ar.Service.SetFollow(r.Context(), reader, key, *body.Follow); err != nil {
 		ar.fail(w, r, key, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"key": key, "following": *body.Follow})
+	face.WriteJSON(w, http.StatusOK, map[string]any{"key": key, "following": *body.Follow})
 }
 
 func (ar *Archive) cbz(w http.ResponseWriter, r *http.Request) {
@@ -184,10 +180,10 @@ func (ar *Archive) epub(w http.ResponseWriter, r *http.Request) {
 }
 
 func (ar *Archive) export(w http.ResponseWriter, r *http.Request, kind latest.Kind) {
-	reader, _ := ReaderFrom(r.Context())
+	reader, _ := face.ReaderFrom(r.Context())
 	key, err := keyParam(r)
 	if err != nil {
-		writeError(w, http.StatusNotFound, err.Error())
+		face.WriteError(w, http.StatusNotFound, err.Error())
 		return
 	}
 	if err := ar.Service.CanRead(r.Context(), reader, key); err != nil {
@@ -205,44 +201,7 @@ func (ar *Archive) export(w http.ResponseWriter, r *http.Request, kind latest.Ki
 		ar.fail(w, r, key, err)
 		return
 	}
-	ServeExport(w, r, exp, kind, ar.log())
-}
-
-// ServeExport streams a planned export as the response, for the API and the
-// web UI alike: written straight to the connection as the zip is built, so
-// nothing is held whole in memory. A failure after the first byte aborts
-// the connection, so the client sees a broken download, never a short file
-// that looks whole.
-func ServeExport(w http.ResponseWriter, r *http.Request, exp *archive.Export, kind latest.Kind, log *slog.Logger) {
-	ext, ctype := "cbz", "application/vnd.comicbook+zip"
-	if kind == latest.Novel {
-		ext, ctype = "epub", "application/epub+zip"
-	}
-	h := w.Header()
-	h.Set("Content-Type", ctype)
-	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename=%q; filename*=UTF-8''%s`,
-		exp.ASCIIFileName(ext), url.PathEscape(exp.FileName(ext))))
-	// A Reader's archive: never kept by a shared cache.
-	h.Set("Cache-Control", "private, no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
-	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(ExportWriteTimeout))
-	w.WriteHeader(http.StatusOK)
-	if r.Method == http.MethodHead {
-		return
-	}
-	var err error
-	if kind == latest.Novel {
-		err = exp.WriteEPUB(r.Context(), w)
-	} else {
-		err = exp.WriteCBZ(r.Context(), w)
-	}
-	if err != nil {
-		if r.Context().Err() == nil {
-			key, site := exp.Series()
-			log.ErrorContext(r.Context(), "archive export failed", "series", key, "site", site, "chapters", len(exp.Chapters), "err", err)
-		}
-		panic(http.ErrAbortHandler)
-	}
+	face.ServeExport(w, r, exp, kind, ar.log())
 }
 
 func (ar *Archive) jobs(w http.ResponseWriter, r *http.Request) {
@@ -250,14 +209,14 @@ func (ar *Archive) jobs(w http.ResponseWriter, r *http.Request) {
 	switch state {
 	case "", store.ArchiveQueued, store.ArchiveArchived, store.ArchiveFailed, store.ArchiveCancelled:
 	default:
-		writeError(w, http.StatusBadRequest, "state must be queued, archived, failed or cancelled, not "+state)
+		face.WriteError(w, http.StatusBadRequest, "state must be queued, archived, failed or cancelled, not "+state)
 		return
 	}
 	limit := 200
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 5000 {
-			writeError(w, http.StatusBadRequest, "limit must be a whole number from 1 to 5000")
+			face.WriteError(w, http.StatusBadRequest, "limit must be a whole number from 1 to 5000")
 			return
 		}
 		limit = n
@@ -267,7 +226,7 @@ func (ar *Archive) jobs(w http.ResponseWriter, r *http.Request) {
 		ar.serverError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, jobs)
+	face.WriteJSON(w, http.StatusOK, jobs)
 }
 
 func idParam(r *http.Request) (int64, bool) {
@@ -290,16 +249,16 @@ func (ar *Archive) cancelRequest(w http.ResponseWriter, r *http.Request) {
 func (ar *Archive) ownerAction(w http.ResponseWriter, r *http.Request, act func(ctx context.Context, id int64) error, state string) {
 	id, ok := idParam(r)
 	if !ok {
-		writeError(w, http.StatusNotFound, "no such archive job: the id must be a positive whole number")
+		face.WriteError(w, http.StatusNotFound, "no such archive job: the id must be a positive whole number")
 		return
 	}
 	if err := act(r.Context(), id); err != nil {
 		ar.fail(w, r, "", err)
 		return
 	}
-	me, _ := ReaderFrom(r.Context())
+	me, _ := face.ReaderFrom(r.Context())
 	ar.log().InfoContext(r.Context(), "archive job "+state+" by the Owner", "id", id, "by", me.ID)
-	WriteJSON(w, http.StatusOK, map[string]any{"id": id, "state": state})
+	face.WriteJSON(w, http.StatusOK, map[string]any{"id": id, "state": state})
 }
 
 // ArchiveReaderJSON is one Reader in GET /api/admin/archive/readers.
@@ -326,7 +285,7 @@ func (ar *Archive) readers(w http.ResponseWriter, r *http.Request) {
 		out = append(out, ArchiveReaderJSON{ID: a.ID, Name: a.Name, Owner: a.IsOwner, Enabled: a.Enabled, MaxChapters: a.MaxChapters,
 			Charged: a.Charged, Archived: a.Archived, Bytes: a.Bytes, Following: a.Following})
 	}
-	WriteJSON(w, http.StatusOK, out)
+	face.WriteJSON(w, http.StatusOK, out)
 }
 
 // MaxArchiveCap bounds a Reader's cap of chapters.
@@ -335,7 +294,7 @@ const MaxArchiveCap = 10_000_000
 func (ar *Archive) setReader(w http.ResponseWriter, r *http.Request) {
 	id, ok := idParam(r)
 	if !ok {
-		writeError(w, http.StatusNotFound, "no such Reader: the id must be a positive whole number")
+		face.WriteError(w, http.StatusNotFound, "no such Reader: the id must be a positive whole number")
 		return
 	}
 	var body struct {
@@ -343,32 +302,32 @@ func (ar *Archive) setReader(w http.ResponseWriter, r *http.Request) {
 		MaxChapters json.RawMessage `json:"max_chapters"`
 	}
 	if status, msg := Decode(w, r, &body); status != 0 {
-		writeError(w, status, msg)
+		face.WriteError(w, status, msg)
 		return
 	}
 	if body.Enabled == nil {
-		writeError(w, http.StatusUnprocessableEntity, "enabled is required: true or false")
+		face.WriteError(w, http.StatusUnprocessableEntity, "enabled is required: true or false")
 		return
 	}
 	var capp *int
 	if len(body.MaxChapters) > 0 && string(body.MaxChapters) != "null" {
 		var n int
 		if err := json.Unmarshal(body.MaxChapters, &n); err != nil || n < 0 || n > MaxArchiveCap {
-			writeError(w, http.StatusUnprocessableEntity, fmt.Sprintf("max_chapters must be null (no cap) or a whole number from 0 to %d", MaxArchiveCap))
+			face.WriteError(w, http.StatusUnprocessableEntity, fmt.Sprintf("max_chapters must be null (no cap) or a whole number from 0 to %d", MaxArchiveCap))
 			return
 		}
 		capp = &n
 	}
 	err := ar.Service.Store.SetArchiveReader(r.Context(), id, *body.Enabled, capp)
-	if errors.Is(err, store.ErrNotFound) {
-		writeError(w, http.StatusNotFound, "no such Reader")
+	if errs.CodeOf(err) == errs.NotFound {
+		face.Refuse(w, err, "no such Reader")
 		return
 	}
 	if err != nil {
 		ar.serverError(w, r, err)
 		return
 	}
-	me, _ := ReaderFrom(r.Context())
+	me, _ := face.ReaderFrom(r.Context())
 	ar.log().InfoContext(r.Context(), "archive allowance set", "reader", id, "enabled", *body.Enabled, "max_chapters", capp, "by", me.ID)
-	WriteJSON(w, http.StatusOK, map[string]any{"id": id, "enabled": *body.Enabled, "max_chapters": capp})
+	face.WriteJSON(w, http.StatusOK, map[string]any{"id": id, "enabled": *body.Enabled, "max_chapters": capp})
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lectern-reader/lectern/backend/internal/bookmark"
+	"github.com/lectern-reader/lectern/backend/internal/errs"
+	"github.com/lectern-reader/lectern/backend/internal/face"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 )
 
@@ -29,10 +31,10 @@ func kindParam(r *http.Request) (string, error) {
 }
 
 func (a *API) listBookmarks(w http.ResponseWriter, r *http.Request) {
-	reader, _ := ReaderFrom(r.Context())
+	reader, _ := face.ReaderFrom(r.Context())
 	kind, err := kindParam(r)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		face.WriteError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	// The ETag comes from a cheap summary query, so a panel refresh that
@@ -54,7 +56,7 @@ func (a *API) listBookmarks(w http.ResponseWriter, r *http.Request) {
 		a.serverError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, list)
+	face.WriteJSON(w, http.StatusOK, list)
 }
 
 // etagMatches implements If-None-Match's list and weak comparison.
@@ -82,40 +84,40 @@ func keyParam(r *http.Request) (string, error) {
 }
 
 func (a *API) getBookmark(w http.ResponseWriter, r *http.Request) {
-	reader, _ := ReaderFrom(r.Context())
+	reader, _ := face.ReaderFrom(r.Context())
 	key, err := keyParam(r)
 	if err != nil {
-		writeError(w, http.StatusNotFound, err.Error())
+		face.WriteError(w, http.StatusNotFound, err.Error())
 		return
 	}
 	b, err := a.Library.Get(r.Context(), reader.ID, key)
-	if errors.Is(err, bookmark.ErrNotFound) {
-		writeError(w, http.StatusNotFound, "no bookmark "+key)
+	if errs.CodeOf(err) == errs.NotFound {
+		face.Refuse(w, err, "no bookmark "+key)
 		return
 	}
 	if err != nil {
 		a.serverError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, b)
+	face.WriteJSON(w, http.StatusOK, b)
 }
 
 func (a *API) putBookmark(w http.ResponseWriter, r *http.Request) {
-	reader, _ := ReaderFrom(r.Context())
+	reader, _ := face.ReaderFrom(r.Context())
 	key, err := keyParam(r)
 	if err != nil {
-		writeError(w, http.StatusUnprocessableEntity, err.Error())
+		face.WriteError(w, http.StatusUnprocessableEntity, err.Error())
 		return
 	}
 	var req bookmark.PutRequest
 	if status, msg := Decode(w, r, &req); status != 0 {
-		writeError(w, status, msg)
+		face.WriteError(w, status, msg)
 		return
 	}
 	b, created, err := a.Library.Put(r.Context(), reader.ID, key, req)
 	var inv *bookmark.InvalidError
 	if errors.As(err, &inv) {
-		WriteJSON(w, http.StatusUnprocessableEntity, errorBody{Error: inv.Msg, ExpectedKey: inv.ExpectedKey})
+		face.WriteJSON(w, face.Status(err), face.ErrorBody{Error: inv.Msg, ExpectedKey: inv.ExpectedKey})
 		return
 	}
 	if err != nil {
@@ -126,19 +128,19 @@ func (a *API) putBookmark(w http.ResponseWriter, r *http.Request) {
 	if created {
 		status = http.StatusCreated
 	}
-	WriteJSON(w, status, b)
+	face.WriteJSON(w, status, b)
 }
 
 func (a *API) deleteBookmark(w http.ResponseWriter, r *http.Request) {
-	reader, _ := ReaderFrom(r.Context())
+	reader, _ := face.ReaderFrom(r.Context())
 	key, err := keyParam(r)
 	if err != nil {
-		writeError(w, http.StatusNotFound, err.Error())
+		face.WriteError(w, http.StatusNotFound, err.Error())
 		return
 	}
 	err = a.Library.Delete(r.Context(), reader.ID, key)
-	if errors.Is(err, bookmark.ErrNotFound) {
-		writeError(w, http.StatusNotFound, "no bookmark "+key)
+	if errs.CodeOf(err) == errs.NotFound {
+		face.Refuse(w, err, "no bookmark "+key)
 		return
 	}
 	if err != nil {
@@ -151,16 +153,16 @@ func (a *API) deleteBookmark(w http.ResponseWriter, r *http.Request) {
 func (a *API) resolve(w http.ResponseWriter, r *http.Request) {
 	raw := r.URL.Query().Get("url")
 	if raw == "" {
-		writeError(w, http.StatusBadRequest, "url is required: /api/resolve?url=<a Site page>")
+		face.WriteError(w, http.StatusBadRequest, "url is required: /api/resolve?url=<a Site page>")
 		return
 	}
 	ref, err := a.Library.Registry.Resolve(raw)
 	switch {
 	case errors.Is(err, latest.ErrBadURL):
-		writeError(w, http.StatusBadRequest, err.Error())
+		face.WriteError(w, http.StatusBadRequest, err.Error())
 	case err != nil:
-		writeError(w, http.StatusUnprocessableEntity, err.Error())
+		face.WriteError(w, http.StatusUnprocessableEntity, err.Error())
 	default:
-		WriteJSON(w, http.StatusOK, ref)
+		face.WriteJSON(w, http.StatusOK, ref)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/lectern-reader/lectern/backend/internal/face"
 	"github.com/lectern-reader/lectern/backend/internal/portability"
 )
 
@@ -18,7 +19,7 @@ func (a *API) ExportRoutes(r chi.Router) {
 }
 
 func (a *API) export(w http.ResponseWriter, r *http.Request) {
-	reader, _ := ReaderFrom(r.Context())
+	reader, _ := face.ReaderFrom(r.Context())
 	now := time.Now()
 	exp, err := portability.Build(r.Context(), a.Store, reader.ID, a.Library.BaseURL, now)
 	if err != nil {
@@ -27,7 +28,7 @@ func (a *API) export(w http.ResponseWriter, r *http.Request) {
 	}
 	file, err := exp.Render(r.URL.Query().Get("format"), now)
 	if errors.Is(err, portability.ErrExportFormat) {
-		writeError(w, http.StatusBadRequest, err.Error())
+		face.Refuse(w, err, err.Error())
 		return
 	}
 	if err != nil {

@@ -9,15 +9,14 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/lectern-reader/lectern/backend/internal/face"
 	"github.com/lectern-reader/lectern/backend/internal/portability"
 )
 
 // MaxImportBody is the body limit of POST /api/import alone, raised from
-// MaxBody (64 KiB): a Lectern JSON export of 5,000 Bookmarks is about
-// 3 MiB, a Kenmei CSV of as many rows about 1 MiB. 8 MiB leaves room for
-// long titles and URLs and still bounds what one request can make the
-// server hold.
-const MaxImportBody = 8 << 20
+// MaxBody (64 KiB): face.MaxImportBody, which the web UI's upload form
+// shares.
+const MaxImportBody = face.MaxImportBody
 
 // ImportRoutes adds POST /import?format=lectern|kenmei|urls[&dry_run=1]
 // [&skip_invalid=1]; the body is the file itself. The server adds it to
@@ -27,44 +26,41 @@ func (a *API) ImportRoutes(r chi.Router) {
 }
 
 func (a *API) importBookmarks(w http.ResponseWriter, r *http.Request) {
-	reader, _ := ReaderFrom(r.Context())
+	reader, _ := face.ReaderFrom(r.Context())
 	q := r.URL.Query()
 	format, err := portability.ParseFormat(q.Get("format"))
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "format: "+err.Error())
+		face.Refuse(w, err, "format: "+err.Error())
 		return
 	}
 	var opts portability.Options
 	if opts.DryRun, err = boolParam(q.Get("dry_run")); err != nil {
-		writeError(w, http.StatusBadRequest, "dry_run: "+err.Error())
+		face.WriteError(w, http.StatusBadRequest, "dry_run: "+err.Error())
 		return
 	}
 	if opts.SkipInvalid, err = boolParam(q.Get("skip_invalid")); err != nil {
-		writeError(w, http.StatusBadRequest, "skip_invalid: "+err.Error())
+		face.WriteError(w, http.StatusBadRequest, "skip_invalid: "+err.Error())
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxImportBody))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("an import file may have at most %d bytes", MaxImportBody))
+			face.WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("an import file may have at most %d bytes", MaxImportBody))
 			return
 		}
-		writeError(w, http.StatusBadRequest, "reading the request body: "+err.Error())
+		face.WriteError(w, http.StatusBadRequest, "reading the request body: "+err.Error())
 		return
 	}
 	if len(body) == 0 {
-		writeError(w, http.StatusBadRequest, "request body is empty: send the file to import")
+		face.WriteError(w, http.StatusBadRequest, "request body is empty: send the file to import")
 		return
 	}
 	im := &portability.Importer{Bookmarks: a.Library, Logger: a.log()}
 	rep, err := im.Import(r.Context(), reader.ID, format, body, opts)
 	switch {
-	case errors.Is(err, portability.ErrTooMany):
-		writeError(w, http.StatusRequestEntityTooLarge, err.Error())
-		return
-	case errors.Is(err, portability.ErrUnreadable), errors.Is(err, portability.ErrFormat):
-		writeError(w, http.StatusBadRequest, err.Error())
+	case errors.Is(err, portability.ErrTooMany), errors.Is(err, portability.ErrUnreadable), errors.Is(err, portability.ErrFormat):
+		face.Refuse(w, err, err.Error())
 		return
 	case err != nil:
 		a.serverError(w, r, err)
@@ -72,13 +68,13 @@ func (a *API) importBookmarks(w http.ResponseWriter, r *http.Request) {
 	}
 	if rep.Refused {
 		// Nothing was written; the report names every bad line.
-		WriteJSON(w, http.StatusUnprocessableEntity, refusedImport{
+		face.WriteJSON(w, http.StatusUnprocessableEntity, refusedImport{
 			Error:  fmt.Sprintf("%d line(s) cannot be imported, so nothing was imported: fix them, or send skip_invalid=true to import the other lines", len(rep.Errors)),
 			Report: rep,
 		})
 		return
 	}
-	WriteJSON(w, http.StatusOK, rep)
+	face.WriteJSON(w, http.StatusOK, rep)
 }
 
 // refusedImport is the 422 body: the usual error field beside the report.

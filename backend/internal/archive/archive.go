@@ -15,7 +15,6 @@ package archive
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -26,6 +25,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/lectern-reader/lectern/backend/internal/blob"
+	"github.com/lectern-reader/lectern/backend/internal/errs"
 	"github.com/lectern-reader/lectern/backend/internal/fetch"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
@@ -63,20 +63,20 @@ const (
 // Errors of the Reader-facing operations, for the API and the web UI.
 var (
 	// ErrNotHeld: the Reader holds no Bookmark on the Series.
-	ErrNotHeld = errors.New("you hold no Bookmark on this Series")
+	ErrNotHeld = errs.New(errs.NotFound, "you hold no Bookmark on this Series")
 	// ErrNotAllowed: archiving is off for this Reader.
-	ErrNotAllowed = errors.New("archiving is not enabled for you; the Owner can switch it on")
+	ErrNotAllowed = errs.New(errs.Forbidden, "archiving is not enabled for you; the Owner can switch it on")
 	// ErrCapReached: the Reader's cap of chapters is used up.
-	ErrCapReached = errors.New("your archive cap is reached; the Owner can raise it")
+	ErrCapReached = errs.New(errs.Forbidden, "your archive cap is reached; the Owner can raise it")
 	// ErrNothingArchived: an export named no archived chapter.
-	ErrNothingArchived = errors.New("no archived chapter matches")
+	ErrNothingArchived = errs.New(errs.NotFound, "no archived chapter matches")
 	// ErrWrongLibrary: a CBZ of a novel or an EPUB of a manga.
-	ErrWrongLibrary = errors.New("wrong format for this Library")
+	ErrWrongLibrary = errs.New(errs.Malformed, "wrong format for this Library")
 	// ErrNotFound: no such chapter or request.
-	ErrNotFound = errors.New("no such archive chapter or request")
+	ErrNotFound = errs.New(errs.NotFound, "no such archive chapter or request")
 	// ErrNotQueued: the chapter or request is not queued (cancel), or not
 	// failed or cancelled (retry).
-	ErrNotQueued = errors.New("not in a state that allows this")
+	ErrNotQueued = errs.New(errs.Conflict, "not in a state that allows this")
 )
 
 // Pacer is the per-host pacing gate shared with the Poll (*pacing.Gate):

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/lectern-reader/lectern/backend/internal/errs"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -21,7 +22,7 @@ const (
 )
 
 // ErrBadSelection is a chapters= or ids= value that cannot be read.
-var ErrBadSelection = errors.New("bad chapter selection")
+var ErrBadSelection = errs.New(errs.Invalid, "bad chapter selection")
 
 // Selection names the archived chapters an export holds: chapter numbers
 // and ranges ("12", "1-10", "12.5"), archive chapter ids (for chapters

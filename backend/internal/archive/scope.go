@@ -1,12 +1,12 @@
 package archive
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 
+	"github.com/lectern-reader/lectern/backend/internal/errs"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 )
 
@@ -25,7 +25,7 @@ const (
 const MaxScopeCount = 100000
 
 // ErrBadScope is a scope that cannot be read.
-var ErrBadScope = errors.New("bad archive scope")
+var ErrBadScope = errs.New(errs.Invalid, "bad archive scope")
 
 // Scope says which chapters of a Series a request archives.
 //

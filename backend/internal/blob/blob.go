@@ -18,14 +18,15 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/lectern-reader/lectern/backend/internal/errs"
 	"github.com/lectern-reader/lectern/backend/internal/imagetype"
 )
 
 var (
 	// ErrNotFound: nothing is stored at the address.
-	ErrNotFound = errors.New("cover not found")
+	ErrNotFound = errs.New(errs.NotFound, "cover not found")
 	// ErrBadAddress: the string is not 64 lowercase hex digits.
-	ErrBadAddress = errors.New("malformed cover address")
+	ErrBadAddress = errs.New(errs.Malformed, "malformed cover address")
 	// ErrVolumeFull: the cover volume ran out of space; nothing was stored.
 	ErrVolumeFull = errors.New("cover volume is full")
 )

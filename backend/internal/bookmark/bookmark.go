@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lectern-reader/lectern/backend/internal/cover"
+	"github.com/lectern-reader/lectern/backend/internal/errs"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -68,8 +69,8 @@ type PutRequest struct {
 	Cover any `json:"cover,omitempty"`
 }
 
-// InvalidError is a request that names something the registry refuses; the
-// API answers it with 422 and its message.
+// InvalidError is a request that names something the registry refuses:
+// errs.Invalid, which the API answers with 422 and its message.
 type InvalidError struct {
 	Msg         string
 	ExpectedKey string // set when the key does not match series_url
@@ -77,12 +78,12 @@ type InvalidError struct {
 
 func (e *InvalidError) Error() string { return e.Msg }
 
+// ErrorCode makes an InvalidError an errs.Coder.
+func (e *InvalidError) ErrorCode() errs.Code { return errs.Invalid }
+
 func invalid(format string, args ...any) error {
 	return &InvalidError{Msg: fmt.Sprintf(format, args...)}
 }
-
-// ErrNotFound is an unknown Bookmark.
-var ErrNotFound = errors.New("no such bookmark")
 
 // Put creates or updates the caller's Bookmark on the Series named by key.
 // created is true when the Bookmark is new.
@@ -214,21 +215,16 @@ func beyondLatest(b store.Bookmark) bool {
 	return b.LatestNumber == nil || *b.ChapterNumber > *b.LatestNumber
 }
 
-// Delete removes the caller's Bookmark.
+// Delete removes the caller's Bookmark; store.ErrNotFound when they hold
+// none on the Series.
 func (l *Service) Delete(ctx context.Context, readerID int64, key string) error {
-	err := l.Store.DeleteBookmark(ctx, readerID, key)
-	if errors.Is(err, store.ErrNotFound) {
-		return ErrNotFound
-	}
-	return err
+	return l.Store.DeleteBookmark(ctx, readerID, key)
 }
 
-// Get returns one of the caller's Bookmarks.
+// Get returns one of the caller's Bookmarks; store.ErrNotFound when they
+// hold none on the Series.
 func (l *Service) Get(ctx context.Context, readerID int64, key string) (Bookmark, error) {
 	b, err := l.Store.GetBookmark(ctx, readerID, key)
-	if errors.Is(err, store.ErrNotFound) {
-		return Bookmark{}, ErrNotFound
-	}
 	if err != nil {
 		return Bookmark{}, err
 	}

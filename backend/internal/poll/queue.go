@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/lectern-reader/lectern/backend/internal/errs"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/riverjob"
 	"github.com/lectern-reader/lectern/backend/internal/schedule"
@@ -92,12 +93,12 @@ func (q *Queue) RefetchCover(ctx context.Context, key string) error {
 }
 
 // ErrNoSuchJob is a background job id that does not exist (any more).
-var ErrNoSuchJob = errors.New("no such job")
+var ErrNoSuchJob = errs.New(errs.NotFound, "no such job")
 
 // ErrJobDuplicate is a retry refused because the same work (the same
 // Series' poll, the same chapter) is already queued or running: River keeps
 // one such job in flight.
-var ErrJobDuplicate = errors.New("the same work is already queued or running")
+var ErrJobDuplicate = errs.New(errs.Conflict, "the same work is already queued or running")
 
 // RetryJob makes a background job available now (the Owner's request from
 // the queue console): a failed or cancelled job runs again, a waiting one
@@ -131,7 +132,7 @@ func (q *Queue) CancelJob(ctx context.Context, id int64) error {
 }
 
 // ErrNoSuchSite is a site string the registry does not know.
-var ErrNoSuchSite = errors.New("unknown site")
+var ErrNoSuchSite = errs.New(errs.NotFound, "unknown site")
 
 // ResumeSite lifts a Site's back-off now: its snoozed polls become available
 // and the Series it missed are planned again at once.

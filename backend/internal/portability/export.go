@@ -13,7 +13,6 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lectern-reader/lectern/backend/internal/errs"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -109,7 +109,7 @@ var CSVColumns = []string{
 
 // WriteCSV writes the export as RFC 4180 CSV with a header row.
 // ErrExportFormat is an export format other than json or csv.
-var ErrExportFormat = errors.New("format must be json or csv")
+var ErrExportFormat = errs.New(errs.Malformed, "format must be json or csv")
 
 // File is an export ready to send: the body, its content type and a file
 // name dated by the export.

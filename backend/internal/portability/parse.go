@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/lectern-reader/lectern/backend/internal/errs"
 )
 
 // Format is an import format.
@@ -46,11 +48,11 @@ func ParseFormat(s string) (Format, error) {
 // Errors about a whole file, before any line is looked at.
 var (
 	// ErrFormat is an unknown format name.
-	ErrFormat = errors.New("unknown import format")
+	ErrFormat = errs.New(errs.Malformed, "unknown import format")
 	// ErrUnreadable is a file that is not the format it was said to be.
-	ErrUnreadable = errors.New("the file cannot be read as this format")
+	ErrUnreadable = errs.New(errs.Malformed, "the file cannot be read as this format")
 	// ErrTooMany is a file with more entries than one import takes.
-	ErrTooMany = errors.New("too many entries")
+	ErrTooMany = errs.New(errs.TooLarge, "too many entries")
 )
 
 // MaxEntries bounds one import; a Library of this size is far beyond any

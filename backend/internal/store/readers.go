@@ -2,11 +2,12 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/lectern-reader/lectern/backend/internal/errs"
 )
 
 // Reader is a person with an account; the Owner runs the deployment.
@@ -19,7 +20,7 @@ type Reader struct {
 }
 
 // ErrLastOwner refuses a change that would leave the deployment without an Owner.
-var ErrLastOwner = errors.New("the last Owner cannot be removed or demoted")
+var ErrLastOwner = errs.New(errs.Conflict, "the last Owner cannot be removed or demoted")
 
 const readerCols = `id, name, password_hash, is_owner, created_at`
 

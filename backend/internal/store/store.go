@@ -13,13 +13,15 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lectern-reader/lectern/backend/internal/errs"
 )
 
 // ErrNotFound is returned when a row asked for does not exist.
-var ErrNotFound = errors.New("not found")
+var ErrNotFound = errs.New(errs.NotFound, "not found")
 
 // ErrConflict is returned when a write collides with a unique row.
-var ErrConflict = errors.New("already exists")
+var ErrConflict = errs.New(errs.Conflict, "already exists")
 
 // DB is what queries run on: the pool, or a transaction.
 type DB interface {

@@ -12,9 +12,10 @@ import (
 
 // IsUnavailable reports an error that says the database cannot be reached
 // or is going away (refused or dropped connections, a server shutting down
-// or starting up), as opposed to a query that failed. Callers answer it
-// with 503 and "retry shortly": the request may well succeed a few seconds
-// later, unchanged, and the pool reconnects by itself.
+// or starting up), as opposed to a query that failed. The faces count it
+// as errs.Unavailable (face.CodeOf) and answer 503 and "retry shortly": the
+// request may well succeed a few seconds later, unchanged, and the pool
+// reconnects by itself.
 func IsUnavailable(err error) bool {
 	if err == nil {
 		return false

@@ -11,10 +11,11 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/lectern-reader/lectern/backend/internal/api"
 	"github.com/lectern-reader/lectern/backend/internal/archive"
 	"github.com/lectern-reader/lectern/backend/internal/blob"
 	"github.com/lectern-reader/lectern/backend/internal/bookmark"
+	"github.com/lectern-reader/lectern/backend/internal/errs"
+	"github.com/lectern-reader/lectern/backend/internal/face"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -64,17 +65,20 @@ func (u *UI) archiveKey(w http.ResponseWriter, r *http.Request) (string, bool) {
 	return "", false
 }
 
-// archiveFail answers the archive's errors as pages.
+// archiveFail answers the archive's errors as pages, at the status of
+// their code (face.Status).
 func (u *UI) archiveFail(w http.ResponseWriter, r *http.Request, key string, err error) {
 	switch {
 	case errors.Is(err, archive.ErrNotHeld):
-		u.fail(w, r, http.StatusNotFound, "No such Series", "You hold no Bookmark on "+key+".")
+		u.refuse(w, r, err, "No such Series", "You hold no Bookmark on "+key+".")
 	case errors.Is(err, archive.ErrNotFound), errors.Is(err, archive.ErrNothingArchived):
-		u.fail(w, r, http.StatusNotFound, "Not archived", "No archived chapter of "+key+" matches.")
+		u.refuse(w, r, err, "Not archived", "No archived chapter of "+key+" matches.")
 	case errors.Is(err, archive.ErrBadSelection):
+		// The selection is the download link's query, which the page
+		// calls malformed (400); the API answers its body with 422.
 		u.fail(w, r, http.StatusBadRequest, "Malformed selection", err.Error()+".")
 	case errors.Is(err, archive.ErrWrongLibrary):
-		u.fail(w, r, http.StatusBadRequest, "Wrong format", "Manga download as CBZ, novels as EPUB.")
+		u.refuse(w, r, err, "Wrong format", "Manga download as CBZ, novels as EPUB.")
 	default:
 		u.serverError(w, r, err)
 	}
@@ -194,7 +198,7 @@ func (u *UI) archiveRequest(w http.ResponseWriter, r *http.Request) {
 	_, err = u.archive.Request(r.Context(), reader, key, scope)
 	switch {
 	case errors.Is(err, archive.ErrNotAllowed), errors.Is(err, archive.ErrCapReached):
-		refuse(http.StatusForbidden, capitalize(err.Error())+".")
+		refuse(face.Status(err), capitalize(err.Error())+".")
 		return
 	case err != nil:
 		u.archiveFail(w, r, key, err)
@@ -213,7 +217,7 @@ func (u *UI) archiveFollow(w http.ResponseWriter, r *http.Request) {
 	err := u.archive.SetFollow(r.Context(), reader, key, on)
 	switch {
 	case errors.Is(err, archive.ErrNotAllowed), errors.Is(err, archive.ErrCapReached):
-		u.renderArchive(w, r, http.StatusForbidden, func(p *archiveSeriesPage) { p.Error = capitalize(err.Error()) + "." })
+		u.renderArchive(w, r, face.Status(err), func(p *archiveSeriesPage) { p.Error = capitalize(err.Error()) + "." })
 		return
 	case err != nil:
 		u.archiveFail(w, r, key, err)
@@ -253,7 +257,7 @@ func (u *UI) archiveDownload(w http.ResponseWriter, r *http.Request) {
 		u.archiveFail(w, r, key, err)
 		return
 	}
-	api.ServeExport(w, r, exp, kind, u.log)
+	face.ServeExport(w, r, exp, kind, u.log)
 }
 
 // archivePage serves one archived page's bytes to a signed-in Reader who
@@ -276,7 +280,7 @@ func (u *UI) archivePage(w http.ResponseWriter, r *http.Request) {
 	}
 	ct, err := u.archive.PageType(r.Context(), reader, key, address)
 	if errors.Is(err, archive.ErrNotHeld) || errors.Is(err, archive.ErrNotFound) {
-		http.Error(w, "no such page", http.StatusNotFound)
+		http.Error(w, "no such page", face.Status(err))
 		return
 	}
 	if err != nil {
@@ -393,7 +397,7 @@ func (u *UI) archiveRead(w http.ResponseWriter, r *http.Request) {
 	if b, err := u.lib.Get(r.Context(), reader.ID, key); err == nil {
 		p.Held = true
 		p.IsProgress = b.ChapterURL != "" && b.ChapterURL == ch.URL
-	} else if !errors.Is(err, bookmark.ErrNotFound) {
+	} else if !errors.Is(err, store.ErrNotFound) {
 		u.serverError(w, r, err)
 		return
 	}
@@ -414,8 +418,8 @@ func (u *UI) archiveProgress(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b, err := u.lib.Get(r.Context(), reader.ID, key)
-	if errors.Is(err, bookmark.ErrNotFound) {
-		u.fail(w, r, http.StatusNotFound, "No such Bookmark", "You hold no Bookmark on "+key+".")
+	if errs.CodeOf(err) == errs.NotFound {
+		u.refuse(w, r, err, "No such Bookmark", "You hold no Bookmark on "+key+".")
 		return
 	}
 	if err != nil {
@@ -429,9 +433,8 @@ func (u *UI) archiveProgress(w http.ResponseWriter, r *http.Request) {
 	}
 	req := bookmark.PutRequest{Site: b.Site, SeriesURL: b.SeriesURL, Chapter: ch.Label, ChapterNumber: ch.Number, ChapterURL: ch.URL}
 	if _, _, err := u.lib.Put(r.Context(), reader.ID, key, req); err != nil {
-		var inv *bookmark.InvalidError
-		if errors.As(err, &inv) {
-			u.fail(w, r, http.StatusUnprocessableEntity, "Cannot record Progress", inv.Msg)
+		if errs.CodeOf(err) == errs.Invalid {
+			u.refuse(w, r, err, "Cannot record Progress", errs.MessageOf(err))
 			return
 		}
 		u.serverError(w, r, err)

@@ -10,6 +10,8 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lectern-reader/lectern/backend/internal/archive"
+	"github.com/lectern-reader/lectern/backend/internal/errs"
+	"github.com/lectern-reader/lectern/backend/internal/face"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -113,10 +115,10 @@ func (u *UI) archiveJobAction(w http.ResponseWriter, r *http.Request, act func(c
 	err = act(r.Context(), id)
 	switch {
 	case errors.Is(err, archive.ErrNotFound):
-		u.fail(w, r, http.StatusNotFound, "No such archive job", "There is no archive job with that id.")
+		u.refuse(w, r, err, "No such archive job", "There is no archive job with that id.")
 		return
 	case errors.Is(err, archive.ErrNotQueued):
-		u.renderArchiveOwner(w, r, http.StatusConflict, "That job is no longer in a state that allows this; the list below is current.")
+		u.renderArchiveOwner(w, r, face.Status(err), "That job is no longer in a state that allows this; the list below is current.")
 		return
 	case err != nil:
 		u.serverError(w, r, err)
@@ -150,8 +152,8 @@ func (u *UI) archiveReaderSave(w http.ResponseWriter, r *http.Request) {
 		capp = &n
 	}
 	err = u.store.SetArchiveReader(r.Context(), id, enabled, capp)
-	if errors.Is(err, store.ErrNotFound) {
-		u.fail(w, r, http.StatusNotFound, "No such Reader", "That Reader was deleted meanwhile.")
+	if errs.CodeOf(err) == errs.NotFound {
+		u.refuse(w, r, err, "No such Reader", "That Reader was deleted meanwhile.")
 		return
 	}
 	if err != nil {

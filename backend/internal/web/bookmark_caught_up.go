@@ -1,11 +1,11 @@
 package web
 
 import (
-	"errors"
 	"net/http"
 	"strings"
 
 	"github.com/lectern-reader/lectern/backend/internal/bookmark"
+	"github.com/lectern-reader/lectern/backend/internal/errs"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 )
 
@@ -19,8 +19,8 @@ func (u *UI) bookmarkCaughtUp(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b, err := u.lib.Get(r.Context(), reader.ID, key)
-	if errors.Is(err, bookmark.ErrNotFound) {
-		u.fail(w, r, http.StatusNotFound, "No such Bookmark", "You hold no Bookmark on "+key+".")
+	if errs.CodeOf(err) == errs.NotFound {
+		u.refuse(w, r, err, "No such Bookmark", "You hold no Bookmark on "+key+".")
 		return
 	}
 	if err != nil {
@@ -37,9 +37,8 @@ func (u *UI) bookmarkCaughtUp(w http.ResponseWriter, r *http.Request) {
 		Chapter: b.LatestChapter, ChapterNumber: b.LatestChapterNumber, ChapterURL: b.LatestChapterURL,
 	}
 	if _, _, err := u.lib.Put(r.Context(), reader.ID, key, req); err != nil {
-		var inv *bookmark.InvalidError
-		if errors.As(err, &inv) {
-			u.fail(w, r, http.StatusUnprocessableEntity, "Cannot mark caught up", inv.Msg)
+		if errs.CodeOf(err) == errs.Invalid {
+			u.refuse(w, r, err, "Cannot mark caught up", errs.MessageOf(err))
 			return
 		}
 		u.serverError(w, r, err)

@@ -1,10 +1,9 @@
 package web
 
 import (
-	"errors"
 	"net/http"
 
-	"github.com/lectern-reader/lectern/backend/internal/bookmark"
+	"github.com/lectern-reader/lectern/backend/internal/errs"
 )
 
 // bookmarkRemove deletes the Reader's Bookmark; the Series stays, as it does
@@ -19,8 +18,8 @@ func (u *UI) bookmarkRemove(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = u.lib.Delete(r.Context(), reader.ID, key)
 	}
-	if errors.Is(err, bookmark.ErrNotFound) {
-		u.fail(w, r, http.StatusNotFound, "No such Bookmark", "You hold no Bookmark on "+key+"; it may have been removed already.")
+	if errs.CodeOf(err) == errs.NotFound {
+		u.refuse(w, r, err, "No such Bookmark", "You hold no Bookmark on "+key+"; it may have been removed already.")
 		return
 	}
 	if err != nil {

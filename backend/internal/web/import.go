@@ -10,7 +10,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/lectern-reader/lectern/backend/internal/api"
+	"github.com/lectern-reader/lectern/backend/internal/face"
 	"github.com/lectern-reader/lectern/backend/internal/portability"
 )
 
@@ -24,7 +24,7 @@ func init() {
 
 // uploadRoutes adds the import upload. It is outside the CSRF middleware
 // only because that parses urlencoded forms of at most 16 KiB: the upload
-// is a multipart file of up to api.MaxImportBody, and importSubmit checks
+// is a multipart file of up to face.MaxImportBody, and importSubmit checks
 // the CSRF token itself once the form is read.
 func (u *UI) uploadRoutes(r chi.Router) {
 	r.With(u.requireReader).Post("/import", u.importSubmit)
@@ -61,7 +61,7 @@ var formatOptions = []formatOption{
 
 func (u *UI) importPageData(r *http.Request) importPage {
 	return importPage{common: u.base(r, "Import and export", "settings"), Formats: formatOptions,
-		Format: string(portability.URLs), MaxBytes: fmt.Sprintf("%d MiB", api.MaxImportBody>>20)}
+		Format: string(portability.URLs), MaxBytes: fmt.Sprintf("%d MiB", face.MaxImportBody>>20)}
 }
 
 func (u *UI) importShow(w http.ResponseWriter, r *http.Request) {
@@ -76,7 +76,7 @@ func (u *UI) importSubmit(w http.ResponseWriter, r *http.Request) {
 		p.Error = msg
 		u.render(w, r, status, "import", p)
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, api.MaxImportBody+64<<10)
+	r.Body = http.MaxBytesReader(w, r.Body, face.MaxImportBody+64<<10)
 	if err := r.ParseMultipartForm(1 << 20); err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -119,9 +119,11 @@ func (u *UI) importSubmit(w http.ResponseWriter, r *http.Request) {
 	rep, err := im.Import(r.Context(), reader.ID, format, body, opts)
 	switch {
 	case errors.Is(err, portability.ErrTooMany):
-		refuse(http.StatusRequestEntityTooLarge, err.Error()+".")
+		refuse(face.Status(err), err.Error()+".")
 		return
 	case errors.Is(err, portability.ErrUnreadable):
+		// The form comes back saying what is wrong with the file: 422 for
+		// the upload, where the API, with no form to show, answers 400.
 		refuse(http.StatusUnprocessableEntity, "This is not a "+labelOf(format)+" file: "+err.Error()+".")
 		return
 	case err != nil:
@@ -183,7 +185,7 @@ func (u *UI) exportDownload(w http.ResponseWriter, r *http.Request) {
 	}
 	file, err := exp.Render(r.URL.Query().Get("format"), now)
 	if errors.Is(err, portability.ErrExportFormat) {
-		u.fail(w, r, http.StatusBadRequest, "Unknown format", "Lectern exports JSON or CSV.")
+		u.refuse(w, r, err, "Unknown format", "Lectern exports JSON or CSV.")
 		return
 	}
 	if err != nil {

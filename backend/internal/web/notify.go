@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/lectern-reader/lectern/backend/internal/errs"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/notify"
 	"github.com/lectern-reader/lectern/backend/internal/store"
@@ -189,8 +190,8 @@ func (u *UI) targetDelete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	err := u.store.DeleteTarget(r.Context(), reader.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		u.fail(w, r, http.StatusNotFound, "No such target", "You have no notification target with that id.")
+	if errs.CodeOf(err) == errs.NotFound {
+		u.refuse(w, r, err, "No such target", "You have no notification target with that id.")
 		return
 	}
 	if err != nil {
@@ -209,8 +210,8 @@ func (u *UI) targetTest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t, err := u.store.TargetByID(r.Context(), reader.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		u.fail(w, r, http.StatusNotFound, "No such target", "You have no notification target with that id.")
+	if errs.CodeOf(err) == errs.NotFound {
+		u.refuse(w, r, err, "No such target", "You have no notification target with that id.")
 		return
 	}
 	if err != nil {

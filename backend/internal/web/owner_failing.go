@@ -2,14 +2,13 @@ package web
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/lectern-reader/lectern/backend/internal/errs"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
-	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
 // The Owner console's failing Series: the Series whose last polls failed,
@@ -87,8 +86,8 @@ func (u *UI) seriesAction(w http.ResponseWriter, r *http.Request, do func(contex
 		return
 	}
 	err = do(r.Context(), key)
-	if errors.Is(err, store.ErrNotFound) {
-		u.fail(w, r, http.StatusNotFound, "No such Series", "There is no Series "+key+".")
+	if errs.CodeOf(err) == errs.NotFound {
+		u.refuse(w, r, err, "No such Series", "There is no Series "+key+".")
 		return
 	}
 	if err != nil {

@@ -2,15 +2,14 @@ package web
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/lectern-reader/lectern/backend/internal/errs"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
-	"github.com/lectern-reader/lectern/backend/internal/poll"
 )
 
 // The Owner console's queue: River's jobs counted by kind and state, and the
@@ -127,12 +126,12 @@ func (u *UI) jobAction(w http.ResponseWriter, r *http.Request, do func(context.C
 		return
 	}
 	err = do(r.Context(), id)
-	if errors.Is(err, poll.ErrNoSuchJob) {
-		u.fail(w, r, http.StatusNotFound, "No such job", "There is no job "+strconv.FormatInt(id, 10)+"; finished jobs are cleaned away after a day.")
+	switch errs.CodeOf(err) {
+	case errs.NotFound:
+		u.refuse(w, r, err, "No such job", "There is no job "+strconv.FormatInt(id, 10)+"; finished jobs are cleaned away after a day.")
 		return
-	}
-	if errors.Is(err, poll.ErrJobDuplicate) {
-		u.fail(w, r, http.StatusConflict, "Already queued", "Job "+strconv.FormatInt(id, 10)+" was not retried: the same work is already queued or running.")
+	case errs.Conflict:
+		u.refuse(w, r, err, "Already queued", "Job "+strconv.FormatInt(id, 10)+" was not retried: "+errs.MessageOf(err)+".")
 		return
 	}
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lectern-reader/lectern/backend/internal/credential"
+	"github.com/lectern-reader/lectern/backend/internal/errs"
+	"github.com/lectern-reader/lectern/backend/internal/face"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -94,8 +96,8 @@ func (u *UI) readerCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	created, err := u.store.CreateReader(r.Context(), name, hash, owner)
-	if errors.Is(err, store.ErrConflict) {
-		refuse(http.StatusConflict, "A Reader called “"+name+"” already exists.")
+	if errs.CodeOf(err) == errs.Conflict {
+		refuse(face.Status(err), "A Reader called “"+name+"” already exists.")
 		return
 	}
 	if err != nil {
@@ -120,8 +122,8 @@ func (u *UI) readerPassword(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := u.setPasswordKeepingThisBrowser(w, r, target.ID, hash); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			u.fail(w, r, http.StatusNotFound, "No such Reader", "That Reader was deleted meanwhile.")
+		if errs.CodeOf(err) == errs.NotFound {
+			u.refuse(w, r, err, "No such Reader", "That Reader was deleted meanwhile.")
 			return
 		}
 		u.serverError(w, r, err)
@@ -147,12 +149,12 @@ func (u *UI) readerOwner(w http.ResponseWriter, r *http.Request) {
 	err := u.store.SetOwner(r.Context(), target.ID, owner)
 	switch {
 	case errors.Is(err, store.ErrLastOwner):
-		u.renderOwnerReaders(w, r, http.StatusConflict, func(p *ownerReadersPage) {
+		u.renderOwnerReaders(w, r, face.Status(err), func(p *ownerReadersPage) {
 			p.Error = target.Name + " is the last Owner: make another Reader an Owner first."
 		})
 		return
-	case errors.Is(err, store.ErrNotFound):
-		u.fail(w, r, http.StatusNotFound, "No such Reader", "That Reader was deleted meanwhile.")
+	case errs.CodeOf(err) == errs.NotFound:
+		u.refuse(w, r, err, "No such Reader", "That Reader was deleted meanwhile.")
 		return
 	case err != nil:
 		u.serverError(w, r, err)
@@ -195,12 +197,12 @@ func (u *UI) readerDelete(w http.ResponseWriter, r *http.Request) {
 	err := u.store.DeleteReader(r.Context(), target.ID)
 	switch {
 	case errors.Is(err, store.ErrLastOwner):
-		u.renderOwnerReaders(w, r, http.StatusConflict, func(p *ownerReadersPage) {
+		u.renderOwnerReaders(w, r, face.Status(err), func(p *ownerReadersPage) {
 			p.Error = target.Name + " is the last Owner and cannot be deleted: make another Reader an Owner first."
 		})
 		return
-	case errors.Is(err, store.ErrNotFound):
-		u.fail(w, r, http.StatusNotFound, "No such Reader", "That Reader was deleted already.")
+	case errs.CodeOf(err) == errs.NotFound:
+		u.refuse(w, r, err, "No such Reader", "That Reader was deleted already.")
 		return
 	case err != nil:
 		u.serverError(w, r, err)

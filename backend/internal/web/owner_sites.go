@@ -1,11 +1,12 @@
 package web
 
 import (
-	"errors"
 	"net/http"
 	"net/url"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/lectern-reader/lectern/backend/internal/errs"
 	"github.com/lectern-reader/lectern/backend/internal/poll"
 )
 
@@ -65,8 +66,8 @@ func (u *UI) ownerSites(w http.ResponseWriter, r *http.Request) {
 func (u *UI) siteResume(w http.ResponseWriter, r *http.Request) {
 	site := chi.URLParam(r, "site")
 	err := u.poll.Controls.ResumeSite(r.Context(), site)
-	if errors.Is(err, poll.ErrNoSuchSite) {
-		u.fail(w, r, http.StatusNotFound, "No such Site", "Lectern has no Site called “"+site+"”.")
+	if errs.CodeOf(err) == errs.NotFound {
+		u.refuse(w, r, err, "No such Site", "Lectern has no Site called “"+site+"”.")
 		return
 	}
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/lectern-reader/lectern/backend/internal/api"
+	"github.com/lectern-reader/lectern/backend/internal/face"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -148,16 +148,24 @@ func (u *UI) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 	u.fail(w, r, http.StatusMethodNotAllowed, "Method not allowed", r.Method+" is not allowed on "+r.URL.Path+".")
 }
 
-// serverError logs an unexpected failure and answers 500 without details.
+// serverError logs an unexpected failure and answers with the page
+// face.FaultPage words: 500 without details, or 503 with Retry-After while
+// the database cannot be reached.
 func (u *UI) serverError(w http.ResponseWriter, r *http.Request, err error) {
 	u.log.ErrorContext(r.Context(), "web request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-	if store.IsUnavailable(err) {
-		// An outage, not a bug: the pool reconnects by itself.
-		w.Header().Set("Retry-After", api.RetryAfterUnavailable)
-		u.fail(w, r, http.StatusServiceUnavailable, "Lectern is reconnecting", "The database cannot be reached right now, so this request was not carried out. Try again in a few seconds.")
+	status, heading, msg := face.FaultPage(w, err)
+	u.fail(w, r, status, heading, msg)
+}
+
+// refuse answers an error the domain named with a code (errs) with the
+// error page at that code's status (face.Status), in the page's words. An
+// error without a code is the server's failure, not the request's.
+func (u *UI) refuse(w http.ResponseWriter, r *http.Request, err error, heading, msg string) {
+	if !face.Refused(err) {
+		u.serverError(w, r, err)
 		return
 	}
-	u.fail(w, r, http.StatusInternalServerError, "Something went wrong", "Lectern could not finish this request; the server log has details. Try again in a moment.")
+	u.fail(w, r, face.Status(err), heading, msg)
 }
 
 // maxForm bounds a form body: the largest real one is a password change.

@@ -7,7 +7,6 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/cover"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
@@ -56,7 +55,7 @@ func (u *UI) seriesShow(w http.ResponseWriter, r *http.Request) {
 
 	b, err := u.lib.Get(r.Context(), reader.ID, key)
 	held := err == nil
-	if err != nil && !errors.Is(err, bookmark.ErrNotFound) {
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		u.serverError(w, r, err)
 		return
 	}

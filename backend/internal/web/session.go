@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lectern-reader/lectern/backend/internal/api"
 	"github.com/lectern-reader/lectern/backend/internal/credential"
+	"github.com/lectern-reader/lectern/backend/internal/face"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -34,9 +34,9 @@ func sessionFrom(r *http.Request) (session, bool) {
 	return s, ok
 }
 
-// readerFrom is the signed-in Reader, set with api.WithReader so the API's
+// readerFrom is the signed-in Reader, set with face.WithReader so the API's
 // and the UI's Owner checks read the same value.
-func readerFrom(r *http.Request) (store.Reader, bool) { return api.ReaderFrom(r.Context()) }
+func readerFrom(r *http.Request) (store.Reader, bool) { return face.ReaderFrom(r.Context()) }
 
 // loadSession resolves the session cookie, if any, to its Reader. A stale
 // cookie is cleared and the request goes on anonymous.
@@ -58,7 +58,7 @@ func (u *UI) loadSession(next http.Handler) http.Handler {
 			u.serverError(w, r, fmt.Errorf("load session: %w", err))
 			return
 		}
-		ctx := api.WithReader(r.Context(), reader)
+		ctx := face.WithReader(r.Context(), reader)
 		ctx = context.WithValue(ctx, sessionKey{}, session{idHash: idHash, csrf: ses.CSRFToken})
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})

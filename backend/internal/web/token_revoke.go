@@ -1,13 +1,12 @@
 package web
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/lectern-reader/lectern/backend/internal/store"
+	"github.com/lectern-reader/lectern/backend/internal/errs"
 )
 
 func (u *UI) tokenRevoke(w http.ResponseWriter, r *http.Request) {
@@ -18,8 +17,8 @@ func (u *UI) tokenRevoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	err = u.store.RevokeToken(r.Context(), reader.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		u.fail(w, r, http.StatusNotFound, "No such token", "You have no live token with that id; it may be revoked already.")
+	if errs.CodeOf(err) == errs.NotFound {
+		u.refuse(w, r, err, "No such token", "You have no live token with that id; it may be revoked already.")
 		return
 	}
 	if err != nil {
