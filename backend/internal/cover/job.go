@@ -66,7 +66,7 @@ func (q Queue) QueueCover(ctx context.Context, args FetchArgs) error {
 type Image = gate.Image
 
 // ImageFetcher fetches an image through the destination gate
-// (destination.Client, adapted in the composition).
+// (*gate.Client).
 type ImageFetcher interface {
 	FetchImage(ctx context.Context, rawURL, referer string) (Image, error)
 }

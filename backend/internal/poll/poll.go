@@ -50,7 +50,7 @@ type Acquirer struct {
 	Client *river.Client[pgx.Tx]
 }
 
-// Acquire implements library.Acquirer.
+// Acquire implements bookmark.Acquirer.
 func (a Acquirer) Acquire(ctx context.Context, tx *store.Store, key string) error {
 	_, err := a.Client.InsertTx(ctx, tx.Tx(), PollArgs{Key: key, Reason: "acquisition"}, &river.InsertOpts{
 		Priority:   PriorityAcquisition,
