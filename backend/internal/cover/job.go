@@ -1,3 +1,8 @@
+// Package cover acquires and serves Covers: the fetch_cover job routes a
+// Cover address by its shape (the destination gate, or a cleared browser
+// tab), stores the bytes content-addressed in package blob and records them
+// on the Series; the public route serves them at /covers/{address}
+// (docs/adr/0007-covers-content-addressed.md).
 package cover
 
 import (
