@@ -219,7 +219,9 @@ func stopping(ctx context.Context) (error, bool) {
 	return river.JobSnooze(0), true
 }
 
-// archiveChapter is one attempt at a chapter.
+// archiveChapter is one attempt at a chapter: it waits out its Site's
+// back-off and the replica's places, reads the chapter page, and archives
+// its text or its page images.
 func (s *Service) archiveChapter(ctx context.Context, a ChapterArgs, attempt, maxAttempts int) error {
 	ch, err := s.Store.ArchiveChapterByID(ctx, a.ChapterID)
 	if errors.Is(err, store.ErrNotFound) {
@@ -252,9 +254,23 @@ func (s *Service) archiveChapter(ctx context.Context, a ChapterArgs, attempt, ma
 
 	fail := func(err error) error { return s.chapterFailed(ctx, log, site, ch, attempt, maxAttempts, err) }
 	start := s.now()
-	page, err := s.Fetch.FetchSeries(ctx, site, ch.URL, fetch.Conditional{})
+	content, fetched, err := s.readChapter(ctx, site, ch)
 	if err != nil {
 		return fail(err)
+	}
+	if site.Kind == latest.Novel {
+		return s.archiveText(ctx, log, ch, content.Text, fetched, start, fail)
+	}
+	return s.archiveImages(ctx, log, site, ch, content.Pages, fetched, start, fail)
+}
+
+// readChapter fetches a chapter page and asks the Site's entry for its
+// content; fetched is the page's size. A page the entry cannot read is
+// counted as fetched here.
+func (s *Service) readChapter(ctx context.Context, site *latest.Site, ch store.ArchiveChapter) (latest.Content, int, error) {
+	page, err := s.Fetch.FetchSeries(ctx, site, ch.URL, fetch.Conditional{})
+	if err != nil {
+		return latest.Content{}, 0, err
 	}
 	u, err := url.Parse(page.URL)
 	if err != nil || page.URL == "" {
@@ -263,32 +279,42 @@ func (s *Service) archiveChapter(ctx context.Context, a ChapterArgs, attempt, ma
 	content, err := site.Content(page.Body, u)
 	if err != nil {
 		_ = s.Store.AddArchiveFetched(ctx, ch.ID, len(page.Body))
-		return fail(err)
+		return latest.Content{}, 0, err
 	}
+	return content, len(page.Body), nil
+}
 
-	if site.Kind == latest.Novel {
-		text := strings.TrimSpace(content.Text)
-		if text == "" {
-			return fail(&latest.Problem{Code: ProblemNoPages, Detail: "the chapter page holds no text"})
-		}
-		if err := s.Store.AddArchiveFetched(ctx, ch.ID, len(page.Body)); err != nil {
-			return err
-		}
-		return s.publish(ctx, log, ch, nil, &text, start)
+// archiveText publishes a novel chapter's text.
+func (s *Service) archiveText(ctx context.Context, log *slog.Logger, ch store.ArchiveChapter, text string, fetched int,
+	start time.Time, fail func(error) error) error {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return fail(&latest.Problem{Code: ProblemNoPages, Detail: "the chapter page holds no text"})
 	}
-	if err := s.Store.AddArchiveFetched(ctx, ch.ID, len(page.Body)); err != nil {
+	if err := s.Store.AddArchiveFetched(ctx, ch.ID, fetched); err != nil {
 		return err
 	}
-	if len(content.Pages) == 0 {
+	return s.publish(ctx, log, ch, nil, &text, start)
+}
+
+// archiveImages stores a manga chapter's page images, each checkpointed as
+// it is stored, and publishes them. A page checkpointed by an earlier
+// attempt whose file is still on the volume is used again, not fetched.
+func (s *Service) archiveImages(ctx context.Context, log *slog.Logger, site *latest.Site, ch store.ArchiveChapter, urls []string,
+	fetched int, start time.Time, fail func(error) error) error {
+	if err := s.Store.AddArchiveFetched(ctx, ch.ID, fetched); err != nil {
+		return err
+	}
+	if len(urls) == 0 {
 		return fail(&latest.Problem{Code: ProblemNoPages, Detail: "the chapter page lists no page image"})
 	}
 	staged, err := s.Store.StagedArchivePages(ctx, ch.ID)
 	if err != nil {
 		return err
 	}
-	pages := make([]store.ArchivePage, len(content.Pages))
+	pages := make([]store.ArchivePage, len(urls))
 	reused := 0
-	for i, pu := range content.Pages {
+	for i, pu := range urls {
 		if st, ok := staged[i]; ok && st.SourceURL == pu && s.stored(st) {
 			pages[i] = st
 			reused++
@@ -299,7 +325,7 @@ func (s *Service) archiveChapter(ctx context.Context, a ChapterArgs, attempt, ma
 			if n > 0 {
 				_ = s.Store.AddArchiveFetched(ctx, ch.ID, n)
 			}
-			return fail(fmt.Errorf("page %d of %d (%s): %w", i+1, len(content.Pages), pu, err))
+			return fail(fmt.Errorf("page %d of %d (%s): %w", i+1, len(urls), pu, err))
 		}
 		if err := s.Store.StageArchivePage(ctx, ch.ID, p, n); err != nil {
 			return err

@@ -1,3 +1,8 @@
+// Package cover acquires and serves Covers: the fetch_cover job routes a
+// Cover address by its shape (the destination gate, or a cleared browser
+// tab), stores the bytes content-addressed in package blob and records them
+// on the Series; the public route serves them at /covers/{address}
+// (docs/adr/0007-covers-content-addressed.md).
 package cover
 
 import (
@@ -66,7 +71,7 @@ func (q Queue) QueueCover(ctx context.Context, args FetchArgs) error {
 type Image = gate.Image
 
 // ImageFetcher fetches an image through the destination gate
-// (destination.Client, adapted in the composition).
+// (*gate.Client).
 type ImageFetcher interface {
 	FetchImage(ctx context.Context, rawURL, referer string) (Image, error)
 }

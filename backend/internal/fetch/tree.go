@@ -1,3 +1,10 @@
+// Package fetch is a replica's fetch tree: the plain fetcher of Site pages
+// (pinned to the Site's hosts, paced, dialling through the destination
+// gate), the Site page Fetcher that routes each Site to it or to the
+// browser (Sites), and the one Policy that routes pages and images, reads
+// back-off and paces hosts for the Poll, the Cover job and the Archive
+// alike. It reads state through interfaces it declares (SiteStates, Pacer;
+// pacing.Slots), so nothing here imports the store or the Cover job.
 package fetch
 
 import (

@@ -296,7 +296,7 @@ func (s *Server) ChromiumFlags() map[string]string {
 }
 
 // LookupNetIP resolves fixture hosts to StandIn and every other name to
-// "no such host": a destination.Resolver for Seams.Resolver.
+// "no such host": a gate.Resolver for Seams.Resolver.
 func (s *Server) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
 	if !s.known[normHost(host)] {
 		return nil, &net.DNSError{Err: "no such host (fixture network)", Name: host, IsNotFound: true}
@@ -305,7 +305,7 @@ func (s *Server) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, e
 }
 
 // DialContext connects StandIn:443 to the server and refuses every other
-// address: a destination.DialFunc for Seams.Dial.
+// address: a gate.DialFunc for Seams.Dial.
 func (s *Server) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
 	ap, err := netip.ParseAddrPort(addr)
 	if err != nil || ap.Addr().Unmap() != StandIn || ap.Port() != 443 {

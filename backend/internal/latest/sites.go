@@ -1,6 +1,7 @@
 // Package latest knows the Sites: the registry of what each supported reading
-// Site answers (Series key, Latest Chapter, Cover, chapters, chapter content),
-// and the Poll that asks it.
+// Site answers (Series key, Latest Chapter, Cover, chapters, chapter content)
+// from a body it is given. It fetches nothing: the Poll (package poll) and the
+// fetch tree (package fetch) ask it.
 //
 // The registry is one table of records keyed by the site string; see
 // docs/adr/0004-site-registry.md for why the question set is fixed and an

@@ -36,7 +36,7 @@ type Options struct {
 	// Version is exported as lectern_build_info{version}.
 	Version string
 	// RefusalClass labels a refusal of the destination gate
-	// (destination.Class): "" for any other error. The server passes it, so
+	// (gate.Class): "" for any other error. The server passes it, so
 	// that the packages the gate itself depends on (cover) may report to
 	// these metrics without an import cycle. Nil counts no refusals.
 	RefusalClass func(error) string
@@ -202,7 +202,7 @@ func (t timedPacer) Wait(ctx context.Context, host string, every time.Duration) 
 	return err
 }
 
-// DialFunc is a dialer such as destination.Client.DialContext.
+// DialFunc is a dialer such as gate.Client.DialContext.
 type DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // CountRefusals wraps a gated dialer so that its refusals are counted with

@@ -145,7 +145,7 @@ func isSecretKey(k string) bool {
 	return secret
 }
 
-// tokenShape is a Lectern API token (account.TokenPrefix and 43 base64url
+// tokenShape is a Lectern API token (credential.TokenPrefix and 43 base64url
 // characters) or a bearer credential in a header value.
 var tokenShape = regexp.MustCompile(`lec_[A-Za-z0-9_-]{20,}|(?i:bearer)\s+[A-Za-z0-9._~+/-]{8,}=*`)
 

@@ -198,7 +198,10 @@ func (a *Adaptive) Run(ctx context.Context, client *river.Client[pgx.Tx]) (int, 
 // and the adaptive plan replaces it.
 const intervalJobReason = "schedule"
 
-// planSite plans one Site's horizon [start, start+horizon).
+// planSite plans one Site's horizon [start, start+horizon): it sorts the
+// Site's held Series into those to plan and those whose poll is already
+// queued, asks the planner, queues the due polls and records the
+// decisions, and shows the waiting Series of a paused Site its pause.
 func (a *Adaptive) planSite(ctx context.Context, client *river.Client[pgx.Tx], site *latest.Site, start time.Time,
 	state store.SiteState, queued map[string][]store.QueuedPoll) (int, error) {
 	log := a.log().With("site", site.Name)
@@ -216,13 +219,48 @@ func (a *Adaptive) planSite(ctx context.Context, client *river.Client[pgx.Tx], s
 		paused = until
 	}
 
-	// A Series whose poll is queued (an Acquisition, the Owner's request, a
-	// poll planned by the last horizon, one snoozed or retrying) is not
-	// planned again until that poll has run: the queued poll is its next.
-	in := make([]schedule.Series, 0, len(cands))
-	idx := make([]int, 0, len(cands))
-	stale := map[string][]int64{}
-	var waiting []int
+	in := planInputs(cands, rhythms, queued, end)
+	budget := a.Budgets.Of(site)
+	decisions, err := a.Planner.Plan(start, schedule.Site{Name: site.Name, PerHour: budget, PausedUntil: paused}, in.series)
+	if err != nil {
+		return 0, err
+	}
+	n, err := a.queue(ctx, client, cands, in, decisions)
+	if err != nil {
+		return n.queued, err
+	}
+	if err := a.showPause(ctx, cands, in.waiting, paused); err != nil {
+		return n.queued, err
+	}
+	log.InfoContext(ctx, "planned polls", "from", start, "to", end, "held", len(cands), "planned", len(in.series),
+		"waiting", len(in.waiting), "due", n.due, "queued", n.queued, "polled_meanwhile", n.raced,
+		"replaced", n.cancelled, "budget_per_hour", budget, "paused", !paused.IsZero())
+	return n.queued, nil
+}
+
+// planInput is a Site's held Series sorted for one plan.
+type planInput struct {
+	// series are the Series planned; idx holds each one's index in the
+	// candidates.
+	series []schedule.Series
+	idx    []int
+	// stale are, by Series key, the interval policy's polls queued beyond
+	// the horizon: the plan cancels them and queues its own.
+	stale map[string][]int64
+	// waiting are the candidates (by index) whose queued poll is their next.
+	waiting []int
+}
+
+// planInputs sorts the candidates of a horizon ending at end. A Series
+// whose poll is queued (an Acquisition, the Owner's request, a poll planned
+// by the last horizon, one snoozed or retrying) is not planned again until
+// that poll has run: the queued poll is its next.
+func planInputs(cands []store.ScheduleCandidate, rhythms []*schedule.Rhythm, queued map[string][]store.QueuedPoll, end time.Time) planInput {
+	in := planInput{
+		series: make([]schedule.Series, 0, len(cands)),
+		idx:    make([]int, 0, len(cands)),
+		stale:  map[string][]int64{},
+	}
 	for i, c := range cands {
 		var old []int64
 		busy := false
@@ -234,11 +272,11 @@ func (a *Adaptive) planSite(ctx context.Context, client *river.Client[pgx.Tx], s
 			busy = true
 		}
 		if busy {
-			waiting = append(waiting, i)
+			in.waiting = append(in.waiting, i)
 			continue
 		}
 		if len(old) > 0 {
-			stale[c.Key] = old
+			in.stale[c.Key] = old
 		}
 		s := schedule.Series{Key: c.Key, Readers: c.Readers, Since: c.CreatedAt, Rhythm: rhythms[i]}
 		if c.LastRelease != nil {
@@ -248,90 +286,104 @@ func (a *Adaptive) planSite(ctx context.Context, client *river.Client[pgx.Tx], s
 			s.LastPoll = *c.LastPollAt
 		}
 		s.Hint = c.HintAt != nil && (c.LastPollAt == nil || c.HintAt.After(*c.LastPollAt))
-		in = append(in, s)
-		idx = append(idx, i)
+		in.series = append(in.series, s)
+		in.idx = append(in.idx, i)
 	}
-	budget := a.Budgets.Of(site)
-	decisions, err := a.Planner.Plan(start, schedule.Site{Name: site.Name, PerHour: budget, PausedUntil: paused}, in)
-	if err != nil {
-		return 0, err
-	}
+	return in
+}
 
-	queuedN, raced, due, cancelled := 0, 0, 0, 0
+// queueCounts counts what queueing a plan's decisions did: polls queued
+// (River's uniqueness skips one already queued), decisions dropped because
+// their Series was polled meanwhile, decisions due, and interval polls
+// replaced.
+type queueCounts struct {
+	queued, raced, due, cancelled int
+}
+
+// queue queues the due decisions and records the decisions that moved, in
+// one transaction per batch. decisions are in the order of in.series.
+func (a *Adaptive) queue(ctx context.Context, client *river.Client[pgx.Tx], cands []store.ScheduleCandidate, in planInput,
+	decisions []schedule.Decision) (queueCounts, error) {
+	var n queueCounts
 	for from := 0; from < len(decisions); from += planBatch {
-		batch := decisions[from:min(from+planBatch, len(decisions))]
-		bidx := idx[from:min(from+planBatch, len(decisions))]
+		to := min(from+planBatch, len(decisions))
 		err := a.Store.InTx(ctx, func(tx *store.Store) error {
-			keys := make([]string, len(batch))
-			for i, d := range batch {
-				keys[i] = d.Key
-			}
-			last, err := tx.LockLastPolls(ctx, keys)
-			if err != nil {
-				return err
-			}
-			params := make([]river.InsertManyParams, 0, len(batch))
-			next := make([]store.NextPoll, 0, len(batch))
-			for i, d := range batch {
-				c := cands[bidx[i]]
-				if cur, ok := last[d.Key]; !ok || !sameTime(cur, c.LastPollAt) {
-					// Polled (or gone) since the plan read it: decided on
-					// stale facts, and planned again by the next horizon.
-					raced++
-					continue
-				}
-				for _, id := range stale[d.Key] {
-					if _, err := client.JobCancelTx(ctx, tx.Tx(), id); err != nil {
-						return fmt.Errorf("replace the interval policy's poll %d of %s: %w", id, d.Key, err)
-					}
-					cancelled++
-				}
-				if d.Due {
-					due++
-					params = append(params, river.InsertManyParams{Args: PollArgs{Key: d.Key, Reason: d.Reason}, InsertOpts: &river.InsertOpts{
-						ScheduledAt: d.At, Priority: PriorityScheduled, UniqueOpts: riverjob.UniqueInFlight(),
-					}})
-				}
-				if d.Due || len(stale[d.Key]) > 0 || changed(c.NextPollAt, c.NextPollReason, d.At, d.Reason) {
-					next = append(next, store.NextPoll{Key: d.Key, At: d.At, Reason: d.Reason})
-				}
-			}
-			if len(params) > 0 {
-				res, err := client.InsertManyTx(ctx, tx.Tx(), params)
-				if err != nil {
-					return err
-				}
-				for _, r := range res {
-					if !r.UniqueSkippedAsDuplicate {
-						queuedN++
-					}
-				}
-			}
-			return tx.SetNextPolls(ctx, next)
+			return queueBatch(ctx, client, tx, cands, in.stale, decisions[from:to], in.idx[from:to], &n)
 		})
 		if err != nil {
-			return queuedN, fmt.Errorf("queue: %w", err)
+			return n, fmt.Errorf("queue: %w", err)
 		}
 	}
+	return n, nil
+}
 
-	// The queued polls of a paused Site are snoozed to the pause's end.
-	if !paused.IsZero() && len(waiting) > 0 {
-		reason := schedule.ReasonPaused(paused)
-		var next []store.NextPoll
-		for _, i := range waiting {
-			c := cands[i]
-			if changed(c.NextPollAt, c.NextPollReason, paused, reason) {
-				next = append(next, store.NextPoll{Key: c.Key, At: paused, Reason: reason})
+// queueBatch queues one batch of decisions inside tx, under the Series'
+// row locks; bidx holds each decision's index in the candidates.
+func queueBatch(ctx context.Context, client *river.Client[pgx.Tx], tx *store.Store, cands []store.ScheduleCandidate,
+	stale map[string][]int64, batch []schedule.Decision, bidx []int, n *queueCounts) error {
+	keys := make([]string, len(batch))
+	for i, d := range batch {
+		keys[i] = d.Key
+	}
+	last, err := tx.LockLastPolls(ctx, keys)
+	if err != nil {
+		return err
+	}
+	params := make([]river.InsertManyParams, 0, len(batch))
+	next := make([]store.NextPoll, 0, len(batch))
+	for i, d := range batch {
+		c := cands[bidx[i]]
+		if cur, ok := last[d.Key]; !ok || !sameTime(cur, c.LastPollAt) {
+			// Polled (or gone) since the plan read it: decided on stale
+			// facts, and planned again by the next horizon.
+			n.raced++
+			continue
+		}
+		for _, id := range stale[d.Key] {
+			if _, err := client.JobCancelTx(ctx, tx.Tx(), id); err != nil {
+				return fmt.Errorf("replace the interval policy's poll %d of %s: %w", id, d.Key, err)
+			}
+			n.cancelled++
+		}
+		if d.Due {
+			n.due++
+			params = append(params, river.InsertManyParams{Args: PollArgs{Key: d.Key, Reason: d.Reason}, InsertOpts: &river.InsertOpts{
+				ScheduledAt: d.At, Priority: PriorityScheduled, UniqueOpts: riverjob.UniqueInFlight(),
+			}})
+		}
+		if d.Due || len(stale[d.Key]) > 0 || changed(c.NextPollAt, c.NextPollReason, d.At, d.Reason) {
+			next = append(next, store.NextPoll{Key: d.Key, At: d.At, Reason: d.Reason})
+		}
+	}
+	if len(params) > 0 {
+		res, err := client.InsertManyTx(ctx, tx.Tx(), params)
+		if err != nil {
+			return err
+		}
+		for _, r := range res {
+			if !r.UniqueSkippedAsDuplicate {
+				n.queued++
 			}
 		}
-		if err := a.Store.SetNextPolls(ctx, next); err != nil {
-			return queuedN, err
+	}
+	return tx.SetNextPolls(ctx, next)
+}
+
+// showPause records a paused Site's pause end as the next poll of its
+// Series whose poll is queued: those polls snooze to the pause's end.
+func (a *Adaptive) showPause(ctx context.Context, cands []store.ScheduleCandidate, waiting []int, paused time.Time) error {
+	if paused.IsZero() || len(waiting) == 0 {
+		return nil
+	}
+	reason := schedule.ReasonPaused(paused)
+	var next []store.NextPoll
+	for _, i := range waiting {
+		c := cands[i]
+		if changed(c.NextPollAt, c.NextPollReason, paused, reason) {
+			next = append(next, store.NextPoll{Key: c.Key, At: paused, Reason: reason})
 		}
 	}
-	log.InfoContext(ctx, "planned polls", "from", start, "to", end, "held", len(cands), "planned", len(in),
-		"waiting", len(waiting), "due", due, "queued", queuedN, "polled_meanwhile", raced,
-		"replaced", cancelled, "budget_per_hour", budget, "paused", !paused.IsZero())
-	return queuedN, nil
+	return a.Store.SetNextPolls(ctx, next)
 }
 
 // changed reports whether a decision differs enough from the stored next

@@ -140,7 +140,21 @@ func (s *Scheduler) Run(ctx context.Context, client *river.Client[pgx.Tx]) (int,
 	for _, c := range held {
 		before[c.Key] = c.NextPollAt
 	}
-	queued, raced := 0, 0
+	queued, raced, err := s.queue(ctx, client, polls, before)
+	if err != nil {
+		return queued, err
+	}
+	s.log().InfoContext(ctx, "planned polls", "held_due", len(held), "planned", len(polls), "queued", queued,
+		"polled_meanwhile", raced, "paused_sites", len(paused), "interval", interval.String())
+	return queued, nil
+}
+
+// queue queues a poll_series job scheduled at each planned time and
+// records it as the Series' next_poll_at, in one transaction per batch
+// under the Series' row locks. before is each Series' next_poll_at as the
+// plan read it: a Series whose next poll moved since (polled meanwhile) is
+// left alone, its own poll recorded the next one.
+func (s *Scheduler) queue(ctx context.Context, client *river.Client[pgx.Tx], polls []PlannedPoll, before map[string]*time.Time) (queued, raced int, err error) {
 	for start := 0; start < len(polls); start += planBatch {
 		batch := polls[start:min(start+planBatch, len(polls))]
 		err := s.Store.InTx(ctx, func(tx *store.Store) error {
@@ -181,12 +195,10 @@ func (s *Scheduler) Run(ctx context.Context, client *river.Client[pgx.Tx]) (int,
 			return tx.SetNextPolls(ctx, next)
 		})
 		if err != nil {
-			return queued, fmt.Errorf("plan polls: queue: %w", err)
+			return queued, raced, fmt.Errorf("plan polls: queue: %w", err)
 		}
 	}
-	s.log().InfoContext(ctx, "planned polls", "held_due", len(held), "planned", len(polls), "queued", queued,
-		"polled_meanwhile", raced, "paused_sites", len(paused), "interval", interval.String())
-	return queued, nil
+	return queued, raced, nil
 }
 
 func (s *Scheduler) log() *slog.Logger {

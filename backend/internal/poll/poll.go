@@ -1,3 +1,10 @@
+// Package poll is the Poll: the poll_series job that fetches a Series page,
+// asks the Site registry and stores what changed (Poller, PollWorker); the
+// plan_polls job that decides each held Series' next poll (Scheduler under
+// the interval policy, Adaptive over package schedule); the Queue that
+// brings polls forward (Reader hints, the Owner's requests); the Acquirer
+// of a new Series; and the Console, the Owner's view of it all.
+// docs/architecture.md follows one poll from PUT to GET.
 package poll
 
 import (
@@ -50,7 +57,7 @@ type Acquirer struct {
 	Client *river.Client[pgx.Tx]
 }
 
-// Acquire implements library.Acquirer.
+// Acquire implements bookmark.Acquirer.
 func (a Acquirer) Acquire(ctx context.Context, tx *store.Store, key string) error {
 	_, err := a.Client.InsertTx(ctx, tx.Tx(), PollArgs{Key: key, Reason: "acquisition"}, &river.InsertOpts{
 		Priority:   PriorityAcquisition,

@@ -24,7 +24,7 @@ import (
 // source, an early-access chapter) must not make us poll on every PUT.
 const DefaultHintGap = 5 * time.Minute
 
-// Queue brings polls forward: Reader hints (it implements library.Hinter)
+// Queue brings polls forward: Reader hints (it implements bookmark.Hinter)
 // and the Owner's requests.
 type Queue struct {
 	Client   *river.Client[pgx.Tx]

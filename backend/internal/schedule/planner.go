@@ -205,8 +205,16 @@ func (p Planner) plan(now time.Time, site Site, series []Series, b *buffers, dst
 		return dst, nil
 	}
 
-	// Rhythms first: the price of a poll depends on every Series of the
-	// Site.
+	c := p.sitePrice(now, site, series, b)
+	p.wants(now, start, end, series, b, c)
+	allocate(now, site, start, end, series, b, dst)
+	return dst, nil
+}
+
+// sitePrice reads every Series' rhythm into b.rh (estimating one that is
+// missing or implausible) and returns the price of a poll: it depends on
+// every Series of the Site, so rhythms come first.
+func (p Planner) sitePrice(now time.Time, site Site, series []Series, b *buffers) float64 {
 	n := len(series)
 	b.rh = slices.Grow(b.rh[:0], n)[:n]
 	b.terms = b.terms[:0]
@@ -227,8 +235,14 @@ func (p Planner) plan(now time.Time, site Site, series []Series, b *buffers, dst
 			b.terms = appendTerms(b.terms, p, s, rh)
 		}
 	}
-	c := p.price(fixed, float64(site.PerHour)*utilization, b.terms)
+	return p.price(fixed, float64(site.PerHour)*utilization, b.terms)
+}
 
+// wants decides, at price c, when each Series would be polled were slots
+// unlimited (b.wants, never before start), and values the ones that fall
+// in [start, end) and so compete for the horizon's slots (b.due).
+func (p Planner) wants(now, start, end time.Time, series []Series, b *buffers, c float64) {
+	n := len(series)
 	b.wants = slices.Grow(b.wants[:0], n)[:n]
 	b.due = b.due[:0]
 	var m model
@@ -249,7 +263,12 @@ func (p Planner) plan(now time.Time, site Site, series []Series, b *buffers, dst
 		}
 		b.wants[i] = w
 	}
+}
 
+// allocate writes every Series' decision into dst: its want, except that
+// the due wants take the budget's slots in [start, end), most valuable
+// first, and those left without one are over budget until end.
+func allocate(now time.Time, site Site, start, end time.Time, series []Series, b *buffers, dst []Decision) {
 	// Most valuable first; ties by time, then key, so a Plan is a
 	// function of its input alone.
 	slices.SortFunc(b.due, func(x, y dueWant) int {
@@ -281,7 +300,6 @@ func (p Planner) plan(now time.Time, site Site, series []Series, b *buffers, dst
 		dst[i].At = time.Unix(0, k*int64(spacing)).In(now.Location())
 		dst[i].Due = true
 	}
-	return dst, nil
 }
 
 // denseSlots is the most slots one Plan tracks in arrays; a larger horizon

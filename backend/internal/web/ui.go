@@ -1,10 +1,10 @@
 // Package web is the server-rendered web library UI and the Owner console:
-// html/template pages over the same Library service as the API, so Covers,
+// html/template pages over the same Bookmark service as the API, so Covers,
 // Progress and Latest Chapters look exactly as in the userscript panel.
 //
 // One file per page or action, named noun_verb (library.go, series_show.go,
 // token_create.go, ...). Templates and static files are embedded from the
-// repository's web/ directory; every template is parsed and checked at start,
+// repository's assets/ directory; every template is parsed and checked at start,
 // so a missing one fails at boot rather than on a Reader's click.
 //
 // Security: sessions keep only the SHA-256 of the cookie value; every
@@ -48,7 +48,7 @@ type Deps struct {
 	// time.Now.
 	Now func() time.Time
 	// Assets overrides the embedded templates and static files (tests of
-	// the start-up checks); nil means the embedded web/ directory.
+	// the start-up checks); nil means the embedded assets/ directory.
 	Assets fs.FS
 	// Archive adds the archive's pages (archive.go); nil leaves them out.
 	Archive *archive.Service

@@ -417,7 +417,9 @@ func (b *Browser) Read(ctx context.Context, pageURL string, hosts []string, read
 	return payload, nil
 }
 
-// withTab is the one tab lifecycle every read shares.
+// withTab is the one tab lifecycle every read shares: pin the page, take
+// the browser, open a tab bound to the caller's deadline, load the page,
+// and read it until an attempt brings the payload.
 func (b *Browser) withTab(ctx context.Context, pageURL string, hosts []string, try attempt) error {
 	if !b.Enabled() {
 		return ErrNoBrowser
@@ -426,7 +428,6 @@ func (b *Browser) withTab(ctx context.Context, pageURL string, hosts []string, t
 	if err != nil {
 		return fmt.Errorf("browser read: %w", err)
 	}
-	host := u.Hostname()
 	page := redact(u)
 	if err := b.acquire(ctx); err != nil {
 		return fmt.Errorf("browser read %s: %w", page, err)
@@ -442,102 +443,148 @@ func (b *Browser) withTab(ctx context.Context, pageURL string, hosts []string, t
 	// it: when ctx ends, the tab closes and whatever runs in it returns.
 	tabCtx, closeTab := chromedp.NewContext(c.root, chromedp.WithExistingBrowserContext(c.bctx))
 	unbind := context.AfterFunc(ctx, closeTab)
-	t := &tab{hosts: hosts, user: b.proxy.user, pass: b.proxy.pass, log: b.log}
+	r := &tabRead{b: b, ctx: ctx, c: c, tabCtx: tabCtx, u: u, host: u.Hostname(), page: page,
+		t: &tab{hosts: hosts, user: b.proxy.user, pass: b.proxy.pass, log: b.log}}
 	defer func() {
 		unbind()
 		closeTab()
-		t.wg.Wait()
+		r.t.wg.Wait()
 	}()
+	if err := r.load(); err != nil {
+		return err
+	}
+	return r.readUntilArrived(try)
+}
 
-	fail := func(what string, err error) error {
-		if c.isLost() {
-			b.log.Warn("browser lost", "page", page, "during", what, "err", err)
-			b.drop()
-			return fmt.Errorf("browser read %s: %s: %w: %v", page, what, ErrLostBrowser, err)
-		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("browser read %s: %s: %w: %w", page, what, ErrRead, ctx.Err())
-		}
-		return fmt.Errorf("browser read %s: %s: %w: %w", page, what, ErrRead, err)
-	}
+// tabRead is one use of the tab lifecycle: the caller's context, the
+// connection and the tab the read runs in, and the page it reads.
+type tabRead struct {
+	b      *Browser
+	ctx    context.Context // the caller's
+	c      *conn
+	tabCtx context.Context
+	t      *tab
+	u      *url.URL
+	host   string
+	page   string // u redacted, for logs and errors
+}
 
-	if err := t.open(tabCtx); err != nil {
-		return fail("open tab", err)
+// wrap names the page in err.
+func (r *tabRead) wrap(err error) error { return fmt.Errorf("browser read %s: %w", r.page, err) }
+
+// fail names why a step failed: a lost browser (forgotten, so the next use
+// reconnects), the caller's deadline, or the step itself.
+func (r *tabRead) fail(what string, err error) error {
+	if r.c.isLost() {
+		r.b.log.Warn("browser lost", "page", r.page, "during", what, "err", err)
+		r.b.drop()
+		return fmt.Errorf("browser read %s: %s: %w: %v", r.page, what, ErrLostBrowser, err)
 	}
-	if err := b.pace(ctx, host); err != nil {
-		return fmt.Errorf("browser read %s: pace: %w", page, err)
+	if r.ctx.Err() != nil {
+		return fmt.Errorf("browser read %s: %s: %w: %w", r.page, what, ErrRead, r.ctx.Err())
 	}
-	t.navigating()
-	nctx, ncancel := context.WithTimeout(tabCtx, b.opts.LoadTimeout)
-	err = chromedp.Do(nctx, chromedp.Navigate(u.String()))
-	loadTimedOut := errors.Is(nctx.Err(), context.DeadlineExceeded) && tabCtx.Err() == nil
+	return fmt.Errorf("browser read %s: %s: %w: %w", r.page, what, ErrRead, err)
+}
+
+// load opens the tab, waits at the pacing gate and navigates. A page whose
+// load event does not come within LoadTimeout is read as it is.
+func (r *tabRead) load() error {
+	if err := r.t.open(r.tabCtx); err != nil {
+		return r.fail("open tab", err)
+	}
+	if err := r.b.pace(r.ctx, r.host); err != nil {
+		return fmt.Errorf("browser read %s: pace: %w", r.page, err)
+	}
+	r.t.navigating()
+	nctx, ncancel := context.WithTimeout(r.tabCtx, r.b.opts.LoadTimeout)
+	err := chromedp.Do(nctx, chromedp.Navigate(r.u.String()))
+	loadTimedOut := errors.Is(nctx.Err(), context.DeadlineExceeded) && r.tabCtx.Err() == nil
 	ncancel()
-	if perr := t.pinError(); perr != nil {
-		return fmt.Errorf("browser read %s: %w", page, perr)
+	if perr := r.t.pinError(); perr != nil {
+		return r.wrap(perr)
 	}
 	if err != nil && !loadTimedOut {
-		return fail("navigate", err)
+		return r.fail("navigate", err)
 	}
+	return nil
+}
 
+// checkPin checks that the page the tab shows is still on the Site's hosts.
+func (r *tabRead) checkPin() error {
+	if perr := r.t.checkPin(r.tabCtx); perr != nil {
+		if errors.Is(perr, ErrHostPin) {
+			return r.wrap(perr)
+		}
+		return r.fail("check page", perr)
+	}
+	return nil
+}
+
+// readUntilArrived runs try until the payload arrives, re-reading while an
+// interstitial clears itself, until the caller's deadline.
+func (r *tabRead) readUntilArrived(try attempt) error {
 	start := time.Now()
 	reads := 0
 	var lastErr error
 	for {
-		if perr := t.checkPin(tabCtx); perr != nil {
-			if errors.Is(perr, ErrHostPin) {
-				return fmt.Errorf("browser read %s: %w", page, perr)
-			}
-			return fail("check page", perr)
+		if err := r.checkPin(); err != nil {
+			return err
 		}
-		ok, err := try(tabCtx)
-		if perr := t.pinError(); perr != nil {
-			return fmt.Errorf("browser read %s: %w", page, perr)
+		ok, err := try(r.tabCtx)
+		if perr := r.t.pinError(); perr != nil {
+			return r.wrap(perr)
 		}
 		var fe fatal
 		switch {
 		case errors.As(err, &fe):
-			return fmt.Errorf("browser read %s: %w", page, fe.err)
+			return r.wrap(fe.err)
 		case err != nil:
-			if c.isLost() || ctx.Err() != nil {
-				return fail("read", err)
+			if r.c.isLost() || r.ctx.Err() != nil {
+				return r.fail("read", err)
 			}
 			lastErr = err
 		case ok:
 			// The payload is only trusted if the tab is still where it may be.
-			if perr := t.checkPin(tabCtx); perr != nil {
-				if errors.Is(perr, ErrHostPin) {
-					return fmt.Errorf("browser read %s: %w", page, perr)
-				}
-				return fail("check page", perr)
+			if err := r.checkPin(); err != nil {
+				return err
 			}
-			b.log.Debug("browser read arrived", "page", page, "reads", reads+1, "took", time.Since(start))
+			r.b.log.Debug("browser read arrived", "page", r.page, "reads", reads+1, "took", time.Since(start))
 			return nil
 		default:
 			reads++
 			lastErr = nil
 		}
-
-		wait := time.NewTimer(b.opts.RereadInterval)
-		select {
-		case <-ctx.Done():
-			wait.Stop()
-			if reads > 0 {
-				// The page was read and was not the payload: an interstitial.
-				return fmt.Errorf("browser read %s: %w after %d reads in %s", page, ErrChallenge, reads, time.Since(start).Round(time.Millisecond))
-			}
-			return fmt.Errorf("browser read %s: %w: no read completed before the deadline (last: %v): %w", page, ErrRead, lastErr, ctx.Err())
-		case <-c.lost:
-			wait.Stop()
-			return fail("wait to re-read", errors.New("connection dropped"))
-		case <-wait.C:
-		}
-		if err := b.pace(ctx, host); err != nil {
-			if ctx.Err() != nil && reads > 0 {
-				return fmt.Errorf("browser read %s: %w after %d reads", page, ErrChallenge, reads)
-			}
-			return fmt.Errorf("browser read %s: pace: %w", page, err)
+		if err := r.waitToReread(start, reads, lastErr); err != nil {
+			return err
 		}
 	}
+}
+
+// waitToReread waits RereadInterval, then at the pacing gate, before the
+// next read. reads counts the reads that completed without the payload: a
+// deadline after one of them means an interstitial that did not clear.
+func (r *tabRead) waitToReread(start time.Time, reads int, lastErr error) error {
+	wait := time.NewTimer(r.b.opts.RereadInterval)
+	select {
+	case <-r.ctx.Done():
+		wait.Stop()
+		if reads > 0 {
+			// The page was read and was not the payload: an interstitial.
+			return fmt.Errorf("browser read %s: %w after %d reads in %s", r.page, ErrChallenge, reads, time.Since(start).Round(time.Millisecond))
+		}
+		return fmt.Errorf("browser read %s: %w: no read completed before the deadline (last: %v): %w", r.page, ErrRead, lastErr, r.ctx.Err())
+	case <-r.c.lost:
+		wait.Stop()
+		return r.fail("wait to re-read", errors.New("connection dropped"))
+	case <-wait.C:
+	}
+	if err := r.b.pace(r.ctx, r.host); err != nil {
+		if r.ctx.Err() != nil && reads > 0 {
+			return fmt.Errorf("browser read %s: %w after %d reads", r.page, ErrChallenge, reads)
+		}
+		return fmt.Errorf("browser read %s: pace: %w", r.page, err)
+	}
+	return nil
 }
 
 func (b *Browser) pace(ctx context.Context, host string) error {
