@@ -140,13 +140,7 @@ type edge struct{ From, To string }
 // knownViolations are imports that break a rule today. Each is skipped by
 // the rules, says why it exists, and fails the test once it is gone, so
 // the entry is deleted with the import.
-var knownViolations = map[edge]string{
-	// web uses api's reader context (WithReader, ReaderFrom), export
-	// renderer, import limit and Retry-After; the decoupling that moves
-	// them out of api is under way on another branch. Delete this entry
-	// when it lands.
-	{own("web"), own("api")}: "web still uses api's reader context and export helpers",
-}
+var knownViolations = map[edge]string{}
 
 // pkg is what the test reads of `go list -json`.
 type pkg struct {
