@@ -18,10 +18,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-reader/lectern/backend/internal/fakenet"
 	"github.com/lectern-reader/lectern/backend/internal/fetch"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/fixturesites"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
+	"github.com/lectern-reader/lectern/backend/internal/testenv"
 )
 
 // The fixture server is reached here exactly as Lectern reaches it in the
@@ -45,12 +47,7 @@ func plain(s *fixturesites.Server, g *gate.Client) *fetch.PlainFetcher {
 	return fetch.NewPlainFetcher(fetch.PlainOptions{Dial: g.DialContext, RootCAs: s.RootCAs(), Timeout: 10 * time.Second})
 }
 
-func fixture(t *testing.T, site, file string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "sites", site, file))
-	require.NoError(t, err)
-	return b
-}
+func fixture(t *testing.T, site, file string) []byte { return testenv.SiteFixture(t, site, file) }
 
 var canonical = regexp.MustCompile(`<link rel="canonical" href="([^"]+)"`)
 
@@ -183,8 +180,8 @@ func TestUnknownAddressesAreRefusedOr404(t *testing.T) {
 	require.ErrorAs(t, err, &dnsErr)
 	require.True(t, dnsErr.IsNotFound)
 	_, err = s.DialContext(context.Background(), "tcp", "1.1.1.1:443")
-	require.ErrorContains(t, err, "only the fixture Sites are reachable")
-	_, err = s.DialContext(context.Background(), "tcp", fixturesites.StandIn.String()+":80")
+	require.ErrorContains(t, err, "only the fake network's stand-in addresses are reachable")
+	_, err = s.DialContext(context.Background(), "tcp", fakenet.StandIn.String()+":80")
 	require.Error(t, err)
 	_, err = g.FetchImage(context.Background(), "https://example.com/cover.png", "")
 	require.Error(t, err)
