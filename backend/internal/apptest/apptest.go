@@ -56,8 +56,11 @@ type Options struct {
 	Config func(*config.Config)
 	// Seams edits the fetchers' seams, which New points at Net.
 	Seams func(*server.Seams)
+	// Net, when set, is the fake network to use (one the test started the
+	// fixture Sites on first); default a fresh one.
+	Net *fakenet.Net
 	// Sites, when set, serves the fixture Sites (fixturesites) on Net with
-	// these options (Net is filled in).
+	// these options (their Net is filled in).
 	Sites *fixturesites.Options
 	// Logger receives the server's log; default discards.
 	Logger *slog.Logger
@@ -100,7 +103,10 @@ func New(tb testing.TB, o ...Options) *App {
 	if opts.Version == "" {
 		opts.Version = "test"
 	}
-	a := &App{T: tb, Net: fakenet.New(tb), DatabaseURL: pgtest.NewURL(tb), opts: opts}
+	a := &App{T: tb, Net: opts.Net, DatabaseURL: pgtest.NewURL(tb), opts: opts}
+	if a.Net == nil {
+		a.Net = fakenet.New(tb)
+	}
 	if opts.Sites != nil {
 		so := *opts.Sites
 		so.Net = a.Net

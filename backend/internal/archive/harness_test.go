@@ -5,36 +5,28 @@ import (
 	"crypto/x509"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/api"
+	"github.com/lectern-reader/lectern/backend/internal/apptest"
 	"github.com/lectern-reader/lectern/backend/internal/archive"
 	"github.com/lectern-reader/lectern/backend/internal/blob"
-	"github.com/lectern-reader/lectern/backend/internal/bookmark"
-	"github.com/lectern-reader/lectern/backend/internal/config"
-	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/fetch"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/pacing"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
-	"github.com/lectern-reader/lectern/backend/internal/poll"
 	"github.com/lectern-reader/lectern/backend/internal/store"
-	"github.com/lectern-reader/lectern/backend/internal/web"
 )
 
 func TestMain(m *testing.M) {
@@ -44,8 +36,6 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(pgtest.Main(m))
 }
-
-const password = "correct horse battery"
 
 // rigOptions are what differ between the test rigs.
 type rigOptions struct {
@@ -57,13 +47,22 @@ type rigOptions struct {
 	MaxRunning, MaxPerSite int
 }
 
+// network is the fake public network as the archive's fetchers reach it:
+// the test's own (fakenet.Net) or, in a worker process, the parent's
+// (fakenet.Client).
+type network interface {
+	gate.Resolver
+	DialContext(ctx context.Context, network, addr string) (net.Conn, error)
+	RootCAs() *x509.CertPool
+}
+
 // newService builds the archive over the real parts, as the server does:
 // the plain Site fetcher pinned and paced through the Postgres pacing gate
-// and dialling through the destination gate, whose resolver and dialer map
-// every fixture name to the loopback fixture Site.
-func newService(st *store.Store, dir, siteAddr string, pool *x509.CertPool, o rigOptions, logger *slog.Logger) (*archive.Service, *river.Workers, error) {
+// and dialling through the destination gate, whose resolver and dialer are
+// the fake network's, where the fixture Site answers.
+func newService(st *store.Store, dir string, n network, o rigOptions, logger *slog.Logger) (*archive.Service, *river.Workers, error) {
 	dest := gate.New(gate.Options{
-		Resolver: resolver{}, Dial: dialer(siteAddr), RootCAs: pool,
+		Resolver: n, Dial: n.DialContext, RootCAs: n.RootCAs(),
 		Timeout: 20 * time.Second, MaxBytes: 4 << 20,
 	})
 	reg := latest.Default()
@@ -75,7 +74,7 @@ func newService(st *store.Store, dir, siteAddr string, pool *x509.CertPool, o ri
 		paces[k] = v
 	}
 	tree := fetch.New(fetch.Options{Registry: reg, Paces: paces, States: st, Pacer: pacing.New(st, pacing.Options{Jitter: -1}),
-		Gate: dest, Plain: fetch.PlainOptions{Timeout: 20 * time.Second}, RootCAs: pool})
+		Gate: dest, Plain: fetch.PlainOptions{Timeout: 20 * time.Second}, RootCAs: n.RootCAs()})
 	svc := &archive.Service{
 		Store: st, Pages: &blob.Store{Dir: dir}, Fetch: tree.Sites, Registry: reg, Policy: tree.Policy,
 		Images: dest, Pacer: tree.Pacer, Logger: logger, BaseURL: "https://lectern.test",
@@ -90,9 +89,11 @@ func newService(st *store.Store, dir, siteAddr string, pool *x509.CertPool, o ri
 	return svc, workers, nil
 }
 
-// rig is one test's Lectern: a fresh database, an archive directory, the
-// fixture Site, the archive with River working its jobs, and the HTTP
-// surfaces (API and web UI) over them.
+// rig is one test's archive: the archive's workers on a River client over
+// the fixture Site, as a worker replica runs them, beside the composed
+// server (apptest) over the same database and archive directory with no
+// workers of its own, as a web replica serves the API and the web UI. A
+// request made through either surface is worked here.
 type rig struct {
 	t     *testing.T
 	st    *store.Store
@@ -101,8 +102,7 @@ type rig struct {
 	svc   *archive.Service
 	river *river.Client[pgx.Tx]
 	dir   string
-	ts    *httptest.Server
-	lib   *bookmark.Service
+	app   *apptest.App
 }
 
 func quietLogger() *slog.Logger {
@@ -114,13 +114,15 @@ func quietLogger() *slog.Logger {
 
 func newRig(t *testing.T, o rigOptions) *rig {
 	t.Helper()
-	pool := pgtest.New(t)
-	st := store.New(pool)
-	s := newSite(t)
-	dir := filepath.Join(t.TempDir(), "archive")
-	svc, workers, err := newService(st, dir, s.Addr, s.Pool, o, quietLogger())
+	app := apptest.New(t, apptest.Options{Logger: quietLogger()})
+	st := app.Store
+	s := newSite(t, app.Net)
+	// The server's archive reads its pages where the worker writes them.
+	dir := filepath.Join(app.Config.ArchiveDir, "pages")
+	svc, workers, err := newService(st, dir, app.Net, o, quietLogger())
 	require.NoError(t, err)
-	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+	svc.BaseURL = app.URL
+	client, err := river.NewClient(riverpgxv5.New(st.Pool), &river.Config{
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}},
 		Workers:           workers,
 		FetchCooldown:     20 * time.Millisecond,
@@ -137,49 +139,18 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		_ = client.StopAndCancel(stopCtx)
 		cancel()
 	})
-	r := &rig{t: t, st: st, pool: pool, site: s, svc: svc, river: client, dir: dir}
-	r.serveHTTP()
-	return r
-}
-
-// serveHTTP mounts the API and the web UI with the archive's routes, as the
-// server composes them.
-func (r *rig) serveHTTP() {
-	var h http.Handler
-	r.ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { h.ServeHTTP(w, req) }))
-	r.t.Cleanup(r.ts.Close)
-	r.svc.BaseURL = r.ts.URL
-	r.lib = &bookmark.Service{Store: r.st, Registry: latest.Default(), Acquire: poll.Acquirer{Client: r.river}, BaseURL: r.ts.URL}
-	ar := &api.Archive{Service: r.svc, Logger: quietLogger()}
-	a := &api.API{Store: r.st, Library: r.lib, Version: "test", Logger: quietLogger(),
-		ReaderRoutes: []func(chi.Router){ar.ReaderRoutes}, AdminRoutes: []func(chi.Router){ar.AdminRoutes}}
-	cfg := config.Config{PublicBaseURL: r.ts.URL, DataDir: r.t.TempDir()}
-	ui, err := web.New(web.Deps{Config: cfg, Store: r.st, Library: r.lib, Archive: r.svc, Version: "test", Logger: quietLogger()})
-	require.NoError(r.t, err)
-	router := chi.NewRouter()
-	router.Use(middleware.Recoverer)
-	router.Mount("/api", a.Routes())
-	router.Mount("/", ui.Handler())
-	h = router
+	return &rig{t: t, st: st, pool: st.Pool, site: s, svc: svc, river: client, dir: dir, app: app}
 }
 
 // reader creates a Reader, allowed to archive when enabled, with an API
 // token.
 func (r *rig) reader(name string, owner, enabled bool) (store.Reader, string) {
 	r.t.Helper()
-	ctx := context.Background()
-	hash, err := credential.HashPassword(password)
-	require.NoError(r.t, err)
-	rd, err := r.st.CreateReader(ctx, name, hash, owner)
-	require.NoError(r.t, err)
+	rd := r.app.Reader(name, owner)
 	if enabled {
-		require.NoError(r.t, r.st.SetArchiveReader(ctx, rd.ID, true, nil))
+		require.NoError(r.t, r.st.SetArchiveReader(context.Background(), rd.ID, true, nil))
 	}
-	token, th, err := credential.NewToken()
-	require.NoError(r.t, err)
-	_, err = r.st.CreateToken(ctx, rd.ID, "test", th)
-	require.NoError(r.t, err)
-	return rd, token
+	return rd, r.app.NewToken(rd)
 }
 
 // hold gives a Reader a Bookmark on a Series (created as a new Series is),

@@ -157,7 +157,7 @@ func TestPermissionsAndCap(t *testing.T) {
 	require.False(t, st.CanArchive)
 	require.NotEmpty(t, st.Reason)
 	b := r.signIn("cy")
-	p := b.get("/series/" + url.PathEscape(key) + "/archive")
+	p := b.Get("/series/" + url.PathEscape(key) + "/archive")
 	require.Equal(t, http.StatusOK, p.Code)
 	require.Equal(t, 1, p.Doc.Find(`[data-testid="archive-refused"]`).Length())
 	require.Zero(t, p.Doc.Find(`[data-testid="request-form"]`).Length())
@@ -211,12 +211,12 @@ func TestPermissionsAndCap(t *testing.T) {
 		archive.PagePath(key, pages[0].Address),
 		"/series/" + url.PathEscape(key) + "/archive.cbz",
 	} {
-		require.Equal(t, http.StatusNotFound, bd.get(path).Code, path)
+		require.Equal(t, http.StatusNotFound, bd.Get(path).Code, path)
 	}
 	// Nor does an address of one Series open through another the Reader holds.
-	require.Equal(t, http.StatusNotFound, bd.get(archive.PagePath(novelKey, pages[0].Address)).Code)
+	require.Equal(t, http.StatusNotFound, bd.Get(archive.PagePath(novelKey, pages[0].Address)).Code)
 	// Without a session the page bytes are not served at all.
-	resp, err := http.Get(r.ts.URL + archive.PagePath(key, pages[0].Address))
+	resp, err := http.Get(r.app.URL + archive.PagePath(key, pages[0].Address))
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusSeeOther, resp.Request.Response.StatusCode)
@@ -392,7 +392,7 @@ func TestProblemsAreNamed(t *testing.T) {
 	require.Equal(t, archive.ProblemRefused, problems[mangaChapterURL("1")])
 	require.Equal(t, archive.ProblemJPEGXL, problems[mangaChapterURL("2")])
 	b := r.signIn("owner")
-	p := b.get("/series/" + url.PathEscape(manga) + "/archive")
+	p := b.Get("/series/" + url.PathEscape(manga) + "/archive")
 	require.Equal(t, http.StatusOK, p.Code)
 	require.ElementsMatch(t, []string{"refused", "jpeg_xl"}, p.Doc.Find(`[data-testid="failed-row"] [data-testid="problem"]`).Map(func(_ int, s *goquery.Selection) string { return s.Text() }))
 }

@@ -95,7 +95,7 @@ type Request struct {
 	Header   http.Header
 	// Body is the first MiB of the request body.
 	Body []byte
-	// Status is what the answer wrote; 0 while it is being answered.
+	// Status is what the answer wrote; 0 until it writes.
 	Status int
 }
 
@@ -378,12 +378,15 @@ func (n *Net) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h = n.hosts[host]
 	}
 	n.mu.Unlock()
-	sw := &statusWriter{ResponseWriter: w}
-	defer func() {
+	sw := &statusWriter{ResponseWriter: w, wrote: func(code int) {
 		n.mu.Lock()
-		rec.Status = sw.code()
-		n.mu.Unlock()
-	}()
+		defer n.mu.Unlock()
+		if rec.Status == 0 {
+			rec.Status = code
+		}
+	}}
+	// An answer that writes nothing is a 200.
+	defer sw.wrote(http.StatusOK)
 	if h == nil {
 		http.Error(sw, "fakenet: no answer set for "+rec.URL(), http.StatusNotFound)
 		return
@@ -403,38 +406,28 @@ func (n *Net) answersLocked(host string) bool {
 	return false
 }
 
-// statusWriter remembers the status an answer wrote. Flush is its own
-// method because answers assert http.Flusher; Unwrap gives
-// http.ResponseController the rest (Hijack, deadlines).
+// statusWriter records the status an answer writes as it writes it, so the
+// record has it before the client sees the answer. Flush is its own method
+// because answers assert http.Flusher; Unwrap gives http.ResponseController
+// the rest (Hijack, deadlines).
 type statusWriter struct {
 	http.ResponseWriter
-	status int
+	wrote func(code int)
 }
 
 func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
+	w.wrote(code)
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
+	w.wrote(http.StatusOK)
 	return w.ResponseWriter.Write(b)
 }
 
 func (w *statusWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-func (w *statusWriter) code() int {
-	if w.status == 0 {
-		return http.StatusOK
-	}
-	return w.status
-}
 
 type readCloser struct {
 	io.Reader
