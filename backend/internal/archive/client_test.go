@@ -10,12 +10,13 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/lectern-reader/lectern/backend/internal/apptest"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-reader/lectern/backend/internal/apptest"
 )
 
 // apiDo sends one API request with a Reader's token.
-func (r *rig) apiDo(method, path, token string, body any) (int, http.Header, []byte) {
+func (r *testBundle) apiDo(method, path, token string, body any) (int, http.Header, []byte) {
 	r.t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -42,7 +43,7 @@ func (r *rig) apiDo(method, path, token string, body any) (int, http.Header, []b
 func seriesAPI(key, rest string) string { return "/api/series/" + url.PathEscape(key) + rest }
 
 // signIn is a web UI session of name's.
-func (r *rig) signIn(name string) *apptest.Browser {
+func (r *testBundle) signIn(name string) *apptest.Browser {
 	r.t.Helper()
 	b := r.app.Browser()
 	b.SignIn(name, apptest.Password)

@@ -37,7 +37,8 @@ func TestMain(m *testing.M) {
 	os.Exit(pgtest.Main(m))
 }
 
-// rigOptions are what differ between the test rigs.
+// rigOptions are what differ between the archive services of the tests:
+// setup's and the worker processes'.
 type rigOptions struct {
 	// Paces overrides Sites' intervals; every other Site is paced at zero.
 	Paces map[string]time.Duration
@@ -89,12 +90,12 @@ func newService(st *store.Store, dir string, n network, o rigOptions, logger *sl
 	return svc, workers, nil
 }
 
-// rig is one test's archive: the archive's workers on a River client over
+// testBundle is one test's archive, as setup builds it: the archive's workers on a River client over
 // the fixture Site, as a worker replica runs them, beside the composed
 // server (apptest) over the same database and archive directory with no
 // workers of its own, as a web replica serves the API and the web UI. A
 // request made through either surface is worked here.
-type rig struct {
+type testBundle struct {
 	t     *testing.T
 	st    *store.Store
 	pool  *pgxpool.Pool
@@ -112,14 +113,14 @@ func quietLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
-func newRig(t *testing.T, o rigOptions) *rig {
+func setup(t *testing.T) *testBundle {
 	t.Helper()
 	app := apptest.New(t, apptest.Options{Logger: quietLogger()})
 	st := app.Store
 	s := newSite(t, app.Net)
 	// The server's archive reads its pages where the worker writes them.
 	dir := filepath.Join(app.Config.ArchiveDir, "pages")
-	svc, workers, err := newService(st, dir, app.Net, o, quietLogger())
+	svc, workers, err := newService(st, dir, app.Net, rigOptions{}, quietLogger())
 	require.NoError(t, err)
 	svc.BaseURL = app.URL
 	client, err := river.NewClient(riverpgxv5.New(st.Pool), &river.Config{
@@ -139,12 +140,12 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		_ = client.StopAndCancel(stopCtx)
 		cancel()
 	})
-	return &rig{t: t, st: st, pool: st.Pool, site: s, svc: svc, river: client, dir: dir, app: app}
+	return &testBundle{t: t, st: st, pool: st.Pool, site: s, svc: svc, river: client, dir: dir, app: app}
 }
 
 // reader creates a Reader, allowed to archive when enabled, with an API
 // token.
-func (r *rig) reader(name string, owner, enabled bool) (store.Reader, string) {
+func (r *testBundle) reader(name string, owner, enabled bool) (store.Reader, string) {
 	r.t.Helper()
 	rd := r.app.Reader(name, owner)
 	if enabled {
@@ -155,7 +156,7 @@ func (r *rig) reader(name string, owner, enabled bool) (store.Reader, string) {
 
 // hold gives a Reader a Bookmark on a Series (created as a new Series is),
 // with the title the Poll would have stored.
-func (r *rig) hold(rd store.Reader, seriesURL, title string) string {
+func (r *testBundle) hold(rd store.Reader, seriesURL, title string) string {
 	r.t.Helper()
 	ref, err := latest.Default().Resolve(seriesURL)
 	require.NoError(r.t, err)
@@ -168,7 +169,7 @@ func (r *rig) hold(rd store.Reader, seriesURL, title string) string {
 }
 
 // request asks for an archive as the Reader.
-func (r *rig) request(rd store.Reader, key, scope string) store.ArchiveRequest {
+func (r *testBundle) request(rd store.Reader, key, scope string) store.ArchiveRequest {
 	r.t.Helper()
 	sc, err := archive.ParseScope(scope)
 	require.NoError(r.t, err)
@@ -179,7 +180,7 @@ func (r *rig) request(rd store.Reader, key, scope string) store.ArchiveRequest {
 
 // waitFor polls cond until it holds; the deadline only keeps a broken test
 // from hanging.
-func (r *rig) waitFor(what string, cond func() bool) {
+func (r *testBundle) waitFor(what string, cond func() bool) {
 	r.t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for !cond() {
@@ -192,7 +193,7 @@ func (r *rig) waitFor(what string, cond func() bool) {
 
 // settled waits until the request is resolved and no chapter of the Series
 // is queued any more.
-func (r *rig) settled(req store.ArchiveRequest) {
+func (r *testBundle) settled(req store.ArchiveRequest) {
 	r.t.Helper()
 	r.waitFor("request "+req.SeriesKey+" "+req.Scope+" to settle", func() bool {
 		got, err := r.st.ArchiveRequestByID(context.Background(), req.ID)
@@ -204,14 +205,14 @@ func (r *rig) settled(req store.ArchiveRequest) {
 	})
 }
 
-func (r *rig) count(sql string, args ...any) int {
+func (r *testBundle) count(sql string, args ...any) int {
 	r.t.Helper()
 	var n int
 	require.NoError(r.t, r.pool.QueryRow(context.Background(), sql, args...).Scan(&n))
 	return n
 }
 
-func (r *rig) jobsDump() string {
+func (r *testBundle) jobsDump() string {
 	rows, err := r.pool.Query(context.Background(), `SELECT id, kind, state::text, attempt, coalesce(errors::text, ''), args::text FROM river_job ORDER BY id`)
 	if err != nil {
 		return err.Error()
@@ -233,7 +234,7 @@ func (r *rig) jobsDump() string {
 }
 
 // chapter finds a chapter row by its URL.
-func (r *rig) chapter(url string) store.ArchiveChapter {
+func (r *testBundle) chapter(url string) store.ArchiveChapter {
 	r.t.Helper()
 	c, err := r.st.ArchiveChapterByURL(context.Background(), url)
 	require.NoError(r.t, err, "no archive row for %s", url)

@@ -12,10 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lectern-reader/lectern/backend/internal/apptest"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-reader/lectern/backend/internal/apptest"
 )
 
 // syncBuffer collects a worker process's log for a failure message.
@@ -78,7 +79,7 @@ func TestKilledWorkerResumesChapterFromCheckpoint(t *testing.T) {
 	inserter, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
 	svc.River = inserter
-	r := &rig{t: t, st: st, pool: pool, site: s, svc: svc, river: inserter, dir: dir, app: app}
+	r := &testBundle{t: t, st: st, pool: pool, site: s, svc: svc, river: inserter, dir: dir, app: app}
 	rd, _ := r.reader("gus", false, true)
 	key := r.hold(rd, mangaURL, "Solo Max-Level Newbie")
 	r.request(rd, key, "chapter 181")

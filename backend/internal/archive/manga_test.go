@@ -44,7 +44,7 @@ type comicInfoXML struct {
 // session, recorded as Progress, and exported as CBZ (one chapter, and
 // several) through the API with a token.
 func TestMangaSeriesArchivedReadAndExported(t *testing.T) {
-	r := newRig(t, rigOptions{})
+	r := setup(t)
 	ctx := context.Background()
 	rd, token := r.reader("ada", false, true)
 	key := r.hold(rd, mangaURL, "Solo Max-Level Newbie")

@@ -24,7 +24,7 @@ import (
 // text, read in the web UI, and exported as an EPUB 3 whose structure is
 // checked (and which epubcheck validates when it is installed).
 func TestNovelSeriesArchivedReadAndExported(t *testing.T) {
-	r := newRig(t, rigOptions{})
+	r := setup(t)
 	ctx := context.Background()
 	rd, token := r.reader("bea", false, true)
 	key := r.hold(rd, novelURL, "Shadow Slave")

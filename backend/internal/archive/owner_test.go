@@ -21,7 +21,7 @@ func float(f float64) *float64 { return &f }
 // archive nothing is queued; a repeated call queues nothing twice; the
 // switch goes with the Bookmark.
 func TestFollowArchivesNewChapters(t *testing.T) {
-	r := newRig(t, rigOptions{})
+	r := setup(t)
 	ctx := context.Background()
 	hal, halToken := r.reader("hal", false, true)
 	ivy, _ := r.reader("ivy", false, false)
@@ -75,7 +75,7 @@ func TestFollowArchivesNewChapters(t *testing.T) {
 // retry queues it again and it is archived. The Owner sets a Reader's
 // switch and cap from the console.
 func TestOwnerCancelsAndRetries(t *testing.T) {
-	r := newRig(t, rigOptions{})
+	r := setup(t)
 	ctx := context.Background()
 	owner, ownerToken := r.reader("owner", true, false)
 	jo, _ := r.reader("jo", false, false)

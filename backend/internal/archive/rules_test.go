@@ -90,7 +90,7 @@ func mustScope(t *testing.T, s string) archive.Scope {
 // its job, queues only what its scope names that is not archived yet, and
 // the archive grows by exactly those chapters.
 func TestScopesQueueTheirChapters(t *testing.T) {
-	r := newRig(t, rigOptions{})
+	r := setup(t)
 	ctx := context.Background()
 	owner, _ := r.reader("owner", true, false)
 	key := r.hold(owner, mangaURL, "Solo Max-Level Newbie")
@@ -136,7 +136,7 @@ func TestScopesQueueTheirChapters(t *testing.T) {
 // counts chapters; a Reader who does not hold a Series can neither see,
 // read nor export its archive; the Owner's endpoints refuse a Reader.
 func TestPermissionsAndCap(t *testing.T) {
-	r := newRig(t, rigOptions{})
+	r := setup(t)
 	ctx := context.Background()
 	_, ownerToken := r.reader("owner", true, false)
 	cy, cyToken := r.reader("cy", false, false)
@@ -240,7 +240,7 @@ func TestPermissionsAndCap(t *testing.T) {
 // the back-off ends, burns no attempt and sends nothing to the Site; once
 // the Site is resumed it goes on.
 func TestRequestWaitsOnBackedOffSite(t *testing.T) {
-	r := newRig(t, rigOptions{})
+	r := setup(t)
 	ctx := context.Background()
 	rd, _ := r.reader("eve", false, true)
 	key := r.hold(rd, mangaURL, "Solo Max-Level Newbie")
@@ -279,7 +279,7 @@ func TestRequestWaitsOnBackedOffSite(t *testing.T) {
 // refused poll does, and the chapter waits without burning an attempt;
 // other Sites go on.
 func TestRefusalBacksOffSite(t *testing.T) {
-	r := newRig(t, rigOptions{})
+	r := setup(t)
 	ctx := context.Background()
 	rd, _ := r.reader("fay", false, true)
 	key := r.hold(rd, mangaURL, "Solo Max-Level Newbie")
@@ -321,7 +321,7 @@ func TestRefusalBacksOffSite(t *testing.T) {
 	require.Equal(t, store.ArchiveRequestDone, got.State)
 }
 
-func mustArchived(t *testing.T, r *rig, key string) []store.ArchiveChapter {
+func mustArchived(t *testing.T, r *testBundle, key string) []store.ArchiveChapter {
 	t.Helper()
 	got, err := r.st.ArchivedChapters(context.Background(), key)
 	require.NoError(t, err)
@@ -332,7 +332,7 @@ func mustArchived(t *testing.T, r *rig, key string) []store.ArchiveChapter {
 // destination gate refuses end as failed with a named problem, and nothing
 // of them is visible or stored.
 func TestProblemsAreNamed(t *testing.T) {
-	r := newRig(t, rigOptions{})
+	r := setup(t)
 	ctx := context.Background()
 	owner, ownerToken := r.reader("owner", true, false)
 
@@ -402,7 +402,7 @@ func TestProblemsAreNamed(t *testing.T) {
 // second chapter snoozes, without burning an attempt or touching the Site,
 // and is woken as soon as the first ends.
 func TestOneChapterOfASiteAtATime(t *testing.T) {
-	r := newRig(t, rigOptions{})
+	r := setup(t)
 	ctx := context.Background()
 	owner, _ := r.reader("owner", true, false)
 	key := r.hold(owner, mangaURL, "Solo Max-Level Newbie")

@@ -354,3 +354,32 @@ func TestOverrideMustBeADirectory(t *testing.T) {
 	_, err = fixturesites.Start(fixturesites.Options{Override: file})
 	require.ErrorContains(t, err, "is not a directory")
 }
+
+// On a network the test shares (Options.Net), the test's own answer for a
+// URL wins over the fixture's, the other pages stay the fixtures', and a
+// Close leaves the network to its owner.
+func TestATestsOwnAnswersWinOnASharedNetwork(t *testing.T) {
+	t.Parallel()
+	n := fakenet.New(t)
+	s, err := fixturesites.Start(fixturesites.Options{Net: n})
+	require.NoError(t, err)
+	n.Set(fixturesites.AsuraSeries, http.StatusForbidden, "text/html", []byte("<html>challenge</html>"))
+	f := plain(s, gateFor(s))
+	asura, _ := latest.Default().Lookup("asura")
+	_, err = f.Fetch(context.Background(), asura, fixturesites.AsuraSeries, fetch.Conditional{})
+	var se *fetch.StatusError
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, http.StatusForbidden, se.Status)
+	page, err := f.Fetch(context.Background(), asura, fixturesites.AsuraChapter, fetch.Conditional{})
+	require.NoError(t, err)
+	require.Equal(t, fixture(t, "asura", "chapter.html"), page.Body)
+	require.Equal(t, 1, s.Hits(fixturesites.AsuraSeries))
+
+	require.NoError(t, s.Close())
+	n.Set("https://cdn.test/x", http.StatusOK, "text/plain", []byte("still up"))
+	_, err = n.LookupNetIP(context.Background(), "ip", "cdn.test")
+	require.NoError(t, err)
+	g := gate.New(gate.Options{Resolver: n, Dial: n.DialContext, RootCAs: n.RootCAs(), Timeout: 10 * time.Second})
+	_, err = g.FetchImage(context.Background(), "https://cdn.test/x", "")
+	require.Equal(t, gate.ClassNotImage, gate.Class(err), "the network still answers after the fixtures closed: %v", err)
+}

@@ -7,10 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/lectern-reader/lectern/backend/internal/apptest"
 	"github.com/lectern-reader/lectern/backend/internal/blob"
 	"github.com/lectern-reader/lectern/backend/internal/imagetype/imagetest"
-	"github.com/stretchr/testify/require"
 )
 
 // The Covers spec's Seam 1, through the composed router over a real

@@ -5,9 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/lectern-reader/lectern/backend/internal/apptest"
 	"github.com/lectern-reader/lectern/backend/internal/server"
-	"github.com/stretchr/testify/require"
 )
 
 // A job left running by a replica that died is run again within minutes,

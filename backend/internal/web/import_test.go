@@ -7,8 +7,9 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/lectern-reader/lectern/backend/internal/apptest"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-reader/lectern/backend/internal/apptest"
 )
 
 // postMultipart sends the import form as a browser does.

@@ -6,8 +6,9 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/lectern-reader/lectern/backend/internal/fakenet"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-reader/lectern/backend/internal/fakenet"
 )
 
 // setupWithHooks is setup with hooks.test and ntfy.test answering on the

@@ -9,8 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lectern-reader/lectern/backend/internal/apptest"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-reader/lectern/backend/internal/apptest"
 )
 
 func apiStatus(t *testing.T, b *testBundle, token string) int {
