@@ -82,13 +82,6 @@ func TestTokenIsShownOnceAndWorks(t *testing.T) {
 	require.Zero(t, r.Doc.Find(`[data-testid="token-row"] form`).Length(), "a revoked token has no Revoke button")
 }
 
-func mustURL(t *testing.T, s string) *url.URL {
-	t.Helper()
-	u, err := url.Parse(s)
-	require.NoError(t, err)
-	return u
-}
-
 func TestOwnerManagesReaders(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
