@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lectern-reader/lectern/backend/internal/bookmark"
+	"github.com/lectern-reader/lectern/backend/internal/fakenet"
 	"github.com/lectern-reader/lectern/backend/internal/fixturesites"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
@@ -215,7 +216,7 @@ func TestDemoSitesMustBeADirectory(t *testing.T) {
 func fixtureClient(sites *fixturesites.Server) *http.Client {
 	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return sites.DialContext(ctx, "tcp", fixturesites.StandIn.String()+":443")
+			return sites.DialContext(ctx, "tcp", fakenet.StandIn.String()+":443")
 		},
 		TLSClientConfig: &tls.Config{RootCAs: sites.RootCAs(), MinVersion: tls.VersionTLS12},
 	}}

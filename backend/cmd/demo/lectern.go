@@ -54,7 +54,7 @@ type lectern struct {
 
 // startLectern runs Lectern in-process with the fixture Sites behind the
 // fetchers' network seams: every Site host and image host the fixtures name
-// resolves to fixturesites.StandIn, and the destination gate's dialer
+// resolves to fakenet.StandIn, and the destination gate's dialer
 // connects that one address to the fixture server and refuses every other.
 // The gate itself is unchanged, so it still judges each address it is given.
 // `lectern serve` has no way to set these seams.

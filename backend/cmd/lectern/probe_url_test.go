@@ -3,61 +3,29 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
-	"net/http/httptest"
-	"net/netip"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-reader/lectern/backend/internal/fakenet"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/server"
-	"github.com/lectern-reader/lectern/backend/internal/testcert"
 )
 
-type lookup func(ctx context.Context, network, host string) ([]netip.Addr, error)
-
-func (f lookup) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
-	return f(ctx, network, host)
-}
-
 // probe URL fetches through the Poll's own fetcher: pinned to the Site's
-// hosts, through the destination gate's dial (here onto a loopback fixture
-// standing in for asurascans.com) and paced through DATABASE_URL's gate.
+// hosts, through the destination gate's dial (here onto the fake network,
+// answering for asurascans.com) and paced through DATABASE_URL's gate.
 func TestProbeURLFetchesThroughThePollsFetcher(t *testing.T) {
 	body, err := os.ReadFile(filepath.Join(siteFixtures, "asura", "series.html"))
 	require.NoError(t, err)
-	var ua atomic.Value
-	tlsCfg, pool := testcert.New(t, "asurascans.com")
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ua.Store(r.Header.Get("User-Agent"))
-		if r.URL.Path != "/comics/omniscient-readers-viewpoint-7f3k9a2b" {
-			http.NotFound(w, r)
-			return
-		}
-		_, _ = w.Write(body)
-	}))
-	srv.TLS = tlsCfg
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
-	probeSeams = &server.Seams{
-		Resolver: lookup(func(_ context.Context, _, host string) ([]netip.Addr, error) {
-			if host != "asurascans.com" {
-				return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-			}
-			return []netip.Addr{netip.MustParseAddr("93.184.216.34")}, nil
-		}),
-		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "tcp", srv.Listener.Addr().String())
-		},
-		RootCAs: pool,
-	}
+	n := fakenet.New(t)
+	n.Set("https://asurascans.com/comics/omniscient-readers-viewpoint-7f3k9a2b", http.StatusOK, "text/html; charset=utf-8", body)
+	ua := func() string { return n.Requests()[0].Header.Get("User-Agent") }
+	probeSeams = &server.Seams{Resolver: n, Dial: n.DialContext, RootCAs: n.RootCAs()}
 	t.Cleanup(func() { probeSeams = nil })
 	dbURL := pgtest.NewURL(t)
 	env := map[string]string{"DATABASE_URL": dbURL, "USER_AGENT": "ProbeTest/1", "LOG_FORMAT": "text"}
@@ -71,7 +39,7 @@ func TestProbeURLFetchesThroughThePollsFetcher(t *testing.T) {
 	require.Equal(t, "Omniscient Reader's Viewpoint", r["title"])
 	require.Equal(t, "Chapter 252 - The Last Reader", r["latest_chapter"].(map[string]any)["label"])
 	require.Equal(t, float64(len(body)), r["body_bytes"])
-	require.Equal(t, "ProbeTest/1", ua.Load())
+	require.Equal(t, "ProbeTest/1", ua())
 
 	// The request went through the shared pacing gate.
 	st, err := openPool(dbURL)

@@ -31,7 +31,7 @@ import (
 // River client (insert-only: what a job does is not the point here) and
 // the real adaptive plan, run at a chosen time.
 type adminBundle struct {
-	*bundle
+	*testBundle
 	rc      *river.Client[pgx.Tx]
 	budgets poll.Budgets
 	owner   string
@@ -52,7 +52,7 @@ func setupAdmin(t *testing.T) *adminBundle {
 	a := &api.API{Store: st, Library: lib, Version: "test", AdminRoutes: []func(r chi.Router){ad.Routes}}
 	srv := httptest.NewServer(a.Routes())
 	t.Cleanup(srv.Close)
-	b := &adminBundle{bundle: &bundle{t: t, st: st, lib: lib, srv: srv}, rc: rc, budgets: budgets}
+	b := &adminBundle{testBundle: &testBundle{t: t, st: st, lib: lib, srv: srv}, rc: rc, budgets: budgets}
 	b.owner = b.token("olive", true)
 	b.reader = b.token("ann", false)
 	return b

@@ -27,7 +27,7 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
-type bundle struct {
+type testBundle struct {
 	t   *testing.T
 	st  *store.Store
 	lib *bookmark.Service
@@ -36,7 +36,7 @@ type bundle struct {
 
 // setup serves the API with the export and import routes on a loopback
 // server, over a fresh database and a River client that inserts real jobs.
-func setup(t *testing.T) *bundle {
+func setup(t *testing.T) *testBundle {
 	t.Helper()
 	st := store.New(pgtest.New(t))
 	rc, err := river.NewClient(riverpgxv5.New(st.Pool), &river.Config{})
@@ -46,10 +46,10 @@ func setup(t *testing.T) *bundle {
 	a.ReaderRoutes = append(a.ReaderRoutes, a.ExportRoutes, a.ImportRoutes)
 	srv := httptest.NewServer(a.Routes())
 	t.Cleanup(srv.Close)
-	return &bundle{t: t, st: st, lib: lib, srv: srv}
+	return &testBundle{t: t, st: st, lib: lib, srv: srv}
 }
 
-func (b *bundle) reader(name string) (int64, string) {
+func (b *testBundle) reader(name string) (int64, string) {
 	b.t.Helper()
 	r, err := b.st.CreateReader(context.Background(), name, "x", false)
 	require.NoError(b.t, err)
@@ -66,7 +66,7 @@ type response struct {
 	body   []byte
 }
 
-func (b *bundle) do(method, path, token string, body io.Reader) response {
+func (b *testBundle) do(method, path, token string, body io.Reader) response {
 	b.t.Helper()
 	req, err := http.NewRequest(method, b.srv.URL+path, body)
 	require.NoError(b.t, err)
@@ -82,7 +82,7 @@ func (b *bundle) do(method, path, token string, body io.Reader) response {
 	return response{code: res.StatusCode, header: res.Header, body: data}
 }
 
-func (b *bundle) put(readerID int64, seriesURL, title, chapter string) {
+func (b *testBundle) put(readerID int64, seriesURL, title, chapter string) {
 	b.t.Helper()
 	ref, err := latest.Default().Resolve(seriesURL)
 	require.NoError(b.t, err)
@@ -154,7 +154,7 @@ type importReport struct {
 	Error string `json:"error"`
 }
 
-func (b *bundle) doJSONBookmarks(tok string) []byte {
+func (b *testBundle) doJSONBookmarks(tok string) []byte {
 	b.t.Helper()
 	exp := b.do(http.MethodGet, "/export", tok, nil)
 	var doc struct {

@@ -2,29 +2,22 @@ package archive_test
 
 import (
 	"bytes"
-	"context"
-	"crypto/x509"
 	"fmt"
 	"hash/fnv"
 	"image"
 	"image/color"
 	"image/jpeg"
 	"io"
-	"log"
 	"net"
 	"net/http"
-	"net/http/httptest"
-	"net/netip"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/lectern-reader/lectern/backend/internal/testcert"
+	"github.com/lectern-reader/lectern/backend/internal/fakenet"
+	"github.com/lectern-reader/lectern/backend/internal/testenv"
 )
 
 // The Series the fixture Site serves, as the registry names them.
@@ -45,12 +38,8 @@ func mangaChapterURL(n string) string {
 	return "https://demonicscans.org/chaptered.php?manga=4812&chapter=" + n
 }
 
-// publicAddr is the public address every fixture name resolves to; the
-// injected dialer connects it to the loopback server. Nothing leaves the
-// machine.
-var publicAddr = netip.MustParseAddr("93.184.216.34")
-
-// fixtureHosts are the names the fixture's certificate carries.
+// fixtureHosts are the names the fixture Site answers for on the fake
+// network.
 var fixtureHosts = []string{
 	"demonicscans.org", "www.demonicscans.org", imageHost,
 	"lightnovelworld.com", "www.lightnovelworld.com",
@@ -59,23 +48,13 @@ var fixtureHosts = []string{
 
 func readFixture(tb testing.TB, site, name string) string {
 	tb.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "sites", site, name))
-	if err != nil {
-		tb.Fatalf("fixture %s/%s: %v", site, name, err)
-	}
-	return string(b)
+	return string(testenv.SiteFixture(tb, site, name))
 }
 
-// site is a loopback HTTPS server answering for every fixture host: the
-// Sites' pages from testdata/sites, and page images it generates. It counts
-// every request, can hold one until released, and can answer one with a
-// status.
+// site answers for every fixture host on the fake network: the Sites'
+// pages from testdata/sites, and page images it generates. It counts every
+// request, can hold one until released, and can answer one with a status.
 type site struct {
-	srv   *httptest.Server
-	Addr  string
-	Pool  *x509.CertPool
-	CAPEM []byte
-
 	fixtures map[string]string
 
 	mu       sync.Mutex
@@ -91,19 +70,11 @@ type site struct {
 	served   int64 // image bytes served
 }
 
-func newSite(tb testing.TB) *site {
+func newSite(tb testing.TB, n *fakenet.Net) *site {
 	tb.Helper()
-	ca, err := testcert.NewAuthority()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cfg, err := ca.ServerConfig(fixtureHosts...)
-	if err != nil {
-		tb.Fatal(err)
-	}
 	s := &site{
-		Pool: ca.Pool(), CAPEM: ca.CertPEM(), fixtures: map[string]string{},
-		hits: map[string]int{}, referers: map[string]string{}, hold: map[string]chan struct{}{},
+		fixtures: map[string]string{},
+		hits:     map[string]int{}, referers: map[string]string{}, hold: map[string]chan struct{}{},
 		held: make(chan string, 16), status: map[string]int{}, pages: map[string]int{},
 		jxl: map[string]bool{}, private: map[string]bool{}, images: map[string][]byte{},
 	}
@@ -116,15 +87,12 @@ func newSite(tb testing.TB) *site {
 	} {
 		s.fixtures[f[0]+"/"+f[1]] = readFixture(tb, f[0], f[1])
 	}
-	s.srv = httptest.NewUnstartedServer(s)
-	s.srv.TLS = cfg
-	s.srv.EnableHTTP2 = true
-	// Held requests cut by a killed client are the point of one test.
-	s.srv.Config.ErrorLog = log.New(io.Discard, "", 0)
-	s.srv.StartTLS()
-	tb.Cleanup(s.srv.Close)
+	for _, h := range fixtureHosts {
+		n.HandleHost(h, s)
+	}
+	// Held requests end before the network closes (cleanups run last
+	// first).
 	tb.Cleanup(s.releaseAll)
-	s.Addr = s.srv.Listener.Addr().String()
 	return s
 }
 
@@ -406,27 +374,4 @@ func PageImage(chapter string, page int) []byte {
 	}
 	imageCache[key] = buf.Bytes()
 	return buf.Bytes()
-}
-
-// resolver answers every name with the public test address.
-type resolver struct{}
-
-func (resolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	if host == "" {
-		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-	}
-	return []netip.Addr{publicAddr}, nil
-}
-
-// dialer connects the public test address to the fixture; the gate calls
-// it only with addresses it has judged.
-func dialer(addr string) func(ctx context.Context, network, target string) (net.Conn, error) {
-	want := netip.AddrPortFrom(publicAddr, 443).String()
-	return func(ctx context.Context, _, target string) (net.Conn, error) {
-		if target != want {
-			return nil, fmt.Errorf("fixture dialer: no route to %s", target)
-		}
-		d := net.Dialer{Timeout: 5 * time.Second}
-		return d.DialContext(ctx, "tcp", addr)
-	}
 }

@@ -5,36 +5,28 @@ import (
 	"crypto/x509"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/api"
+	"github.com/lectern-reader/lectern/backend/internal/apptest"
 	"github.com/lectern-reader/lectern/backend/internal/archive"
 	"github.com/lectern-reader/lectern/backend/internal/blob"
-	"github.com/lectern-reader/lectern/backend/internal/bookmark"
-	"github.com/lectern-reader/lectern/backend/internal/config"
-	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/fetch"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/pacing"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
-	"github.com/lectern-reader/lectern/backend/internal/poll"
 	"github.com/lectern-reader/lectern/backend/internal/store"
-	"github.com/lectern-reader/lectern/backend/internal/web"
 )
 
 func TestMain(m *testing.M) {
@@ -45,9 +37,8 @@ func TestMain(m *testing.M) {
 	os.Exit(pgtest.Main(m))
 }
 
-const password = "correct horse battery"
-
-// rigOptions are what differ between the test rigs.
+// rigOptions are what differ between the archive services of the tests:
+// setup's and the worker processes'.
 type rigOptions struct {
 	// Paces overrides Sites' intervals; every other Site is paced at zero.
 	Paces map[string]time.Duration
@@ -57,13 +48,22 @@ type rigOptions struct {
 	MaxRunning, MaxPerSite int
 }
 
+// network is the fake public network as the archive's fetchers reach it:
+// the test's own (fakenet.Net) or, in a worker process, the parent's
+// (fakenet.Client).
+type network interface {
+	gate.Resolver
+	DialContext(ctx context.Context, network, addr string) (net.Conn, error)
+	RootCAs() *x509.CertPool
+}
+
 // newService builds the archive over the real parts, as the server does:
 // the plain Site fetcher pinned and paced through the Postgres pacing gate
-// and dialling through the destination gate, whose resolver and dialer map
-// every fixture name to the loopback fixture Site.
-func newService(st *store.Store, dir, siteAddr string, pool *x509.CertPool, o rigOptions, logger *slog.Logger) (*archive.Service, *river.Workers, error) {
+// and dialling through the destination gate, whose resolver and dialer are
+// the fake network's, where the fixture Site answers.
+func newService(st *store.Store, dir string, n network, o rigOptions, logger *slog.Logger) (*archive.Service, *river.Workers, error) {
 	dest := gate.New(gate.Options{
-		Resolver: resolver{}, Dial: dialer(siteAddr), RootCAs: pool,
+		Resolver: n, Dial: n.DialContext, RootCAs: n.RootCAs(),
 		Timeout: 20 * time.Second, MaxBytes: 4 << 20,
 	})
 	reg := latest.Default()
@@ -75,7 +75,7 @@ func newService(st *store.Store, dir, siteAddr string, pool *x509.CertPool, o ri
 		paces[k] = v
 	}
 	tree := fetch.New(fetch.Options{Registry: reg, Paces: paces, States: st, Pacer: pacing.New(st, pacing.Options{Jitter: -1}),
-		Gate: dest, Plain: fetch.PlainOptions{Timeout: 20 * time.Second}, RootCAs: pool})
+		Gate: dest, Plain: fetch.PlainOptions{Timeout: 20 * time.Second}, RootCAs: n.RootCAs()})
 	svc := &archive.Service{
 		Store: st, Pages: &blob.Store{Dir: dir}, Fetch: tree.Sites, Registry: reg, Policy: tree.Policy,
 		Images: dest, Pacer: tree.Pacer, Logger: logger, BaseURL: "https://lectern.test",
@@ -90,10 +90,12 @@ func newService(st *store.Store, dir, siteAddr string, pool *x509.CertPool, o ri
 	return svc, workers, nil
 }
 
-// rig is one test's Lectern: a fresh database, an archive directory, the
-// fixture Site, the archive with River working its jobs, and the HTTP
-// surfaces (API and web UI) over them.
-type rig struct {
+// testBundle is one test's archive, as setup builds it: the archive's workers on a River client over
+// the fixture Site, as a worker replica runs them, beside the composed
+// server (apptest) over the same database and archive directory with no
+// workers of its own, as a web replica serves the API and the web UI. A
+// request made through either surface is worked here.
+type testBundle struct {
 	t     *testing.T
 	st    *store.Store
 	pool  *pgxpool.Pool
@@ -101,8 +103,7 @@ type rig struct {
 	svc   *archive.Service
 	river *river.Client[pgx.Tx]
 	dir   string
-	ts    *httptest.Server
-	lib   *bookmark.Service
+	app   *apptest.App
 }
 
 func quietLogger() *slog.Logger {
@@ -112,15 +113,17 @@ func quietLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
-func newRig(t *testing.T, o rigOptions) *rig {
+func setup(t *testing.T) *testBundle {
 	t.Helper()
-	pool := pgtest.New(t)
-	st := store.New(pool)
-	s := newSite(t)
-	dir := filepath.Join(t.TempDir(), "archive")
-	svc, workers, err := newService(st, dir, s.Addr, s.Pool, o, quietLogger())
+	app := apptest.New(t, apptest.Options{Logger: quietLogger()})
+	st := app.Store
+	s := newSite(t, app.Net)
+	// The server's archive reads its pages where the worker writes them.
+	dir := filepath.Join(app.Config.ArchiveDir, "pages")
+	svc, workers, err := newService(st, dir, app.Net, rigOptions{}, quietLogger())
 	require.NoError(t, err)
-	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+	svc.BaseURL = app.URL
+	client, err := river.NewClient(riverpgxv5.New(st.Pool), &river.Config{
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}},
 		Workers:           workers,
 		FetchCooldown:     20 * time.Millisecond,
@@ -137,54 +140,23 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		_ = client.StopAndCancel(stopCtx)
 		cancel()
 	})
-	r := &rig{t: t, st: st, pool: pool, site: s, svc: svc, river: client, dir: dir}
-	r.serveHTTP()
-	return r
-}
-
-// serveHTTP mounts the API and the web UI with the archive's routes, as the
-// server composes them.
-func (r *rig) serveHTTP() {
-	var h http.Handler
-	r.ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { h.ServeHTTP(w, req) }))
-	r.t.Cleanup(r.ts.Close)
-	r.svc.BaseURL = r.ts.URL
-	r.lib = &bookmark.Service{Store: r.st, Registry: latest.Default(), Acquire: poll.Acquirer{Client: r.river}, BaseURL: r.ts.URL}
-	ar := &api.Archive{Service: r.svc, Logger: quietLogger()}
-	a := &api.API{Store: r.st, Library: r.lib, Version: "test", Logger: quietLogger(),
-		ReaderRoutes: []func(chi.Router){ar.ReaderRoutes}, AdminRoutes: []func(chi.Router){ar.AdminRoutes}}
-	cfg := config.Config{PublicBaseURL: r.ts.URL, DataDir: r.t.TempDir()}
-	ui, err := web.New(web.Deps{Config: cfg, Store: r.st, Library: r.lib, Archive: r.svc, Version: "test", Logger: quietLogger()})
-	require.NoError(r.t, err)
-	router := chi.NewRouter()
-	router.Use(middleware.Recoverer)
-	router.Mount("/api", a.Routes())
-	router.Mount("/", ui.Handler())
-	h = router
+	return &testBundle{t: t, st: st, pool: st.Pool, site: s, svc: svc, river: client, dir: dir, app: app}
 }
 
 // reader creates a Reader, allowed to archive when enabled, with an API
 // token.
-func (r *rig) reader(name string, owner, enabled bool) (store.Reader, string) {
+func (r *testBundle) reader(name string, owner, enabled bool) (store.Reader, string) {
 	r.t.Helper()
-	ctx := context.Background()
-	hash, err := credential.HashPassword(password)
-	require.NoError(r.t, err)
-	rd, err := r.st.CreateReader(ctx, name, hash, owner)
-	require.NoError(r.t, err)
+	rd := r.app.Reader(name, owner)
 	if enabled {
-		require.NoError(r.t, r.st.SetArchiveReader(ctx, rd.ID, true, nil))
+		require.NoError(r.t, r.st.SetArchiveReader(context.Background(), rd.ID, true, nil))
 	}
-	token, th, err := credential.NewToken()
-	require.NoError(r.t, err)
-	_, err = r.st.CreateToken(ctx, rd.ID, "test", th)
-	require.NoError(r.t, err)
-	return rd, token
+	return rd, r.app.NewToken(rd)
 }
 
 // hold gives a Reader a Bookmark on a Series (created as a new Series is),
 // with the title the Poll would have stored.
-func (r *rig) hold(rd store.Reader, seriesURL, title string) string {
+func (r *testBundle) hold(rd store.Reader, seriesURL, title string) string {
 	r.t.Helper()
 	ref, err := latest.Default().Resolve(seriesURL)
 	require.NoError(r.t, err)
@@ -197,7 +169,7 @@ func (r *rig) hold(rd store.Reader, seriesURL, title string) string {
 }
 
 // request asks for an archive as the Reader.
-func (r *rig) request(rd store.Reader, key, scope string) store.ArchiveRequest {
+func (r *testBundle) request(rd store.Reader, key, scope string) store.ArchiveRequest {
 	r.t.Helper()
 	sc, err := archive.ParseScope(scope)
 	require.NoError(r.t, err)
@@ -208,7 +180,7 @@ func (r *rig) request(rd store.Reader, key, scope string) store.ArchiveRequest {
 
 // waitFor polls cond until it holds; the deadline only keeps a broken test
 // from hanging.
-func (r *rig) waitFor(what string, cond func() bool) {
+func (r *testBundle) waitFor(what string, cond func() bool) {
 	r.t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for !cond() {
@@ -221,7 +193,7 @@ func (r *rig) waitFor(what string, cond func() bool) {
 
 // settled waits until the request is resolved and no chapter of the Series
 // is queued any more.
-func (r *rig) settled(req store.ArchiveRequest) {
+func (r *testBundle) settled(req store.ArchiveRequest) {
 	r.t.Helper()
 	r.waitFor("request "+req.SeriesKey+" "+req.Scope+" to settle", func() bool {
 		got, err := r.st.ArchiveRequestByID(context.Background(), req.ID)
@@ -233,14 +205,14 @@ func (r *rig) settled(req store.ArchiveRequest) {
 	})
 }
 
-func (r *rig) count(sql string, args ...any) int {
+func (r *testBundle) count(sql string, args ...any) int {
 	r.t.Helper()
 	var n int
 	require.NoError(r.t, r.pool.QueryRow(context.Background(), sql, args...).Scan(&n))
 	return n
 }
 
-func (r *rig) jobsDump() string {
+func (r *testBundle) jobsDump() string {
 	rows, err := r.pool.Query(context.Background(), `SELECT id, kind, state::text, attempt, coalesce(errors::text, ''), args::text FROM river_job ORDER BY id`)
 	if err != nil {
 		return err.Error()
@@ -262,7 +234,7 @@ func (r *rig) jobsDump() string {
 }
 
 // chapter finds a chapter row by its URL.
-func (r *rig) chapter(url string) store.ArchiveChapter {
+func (r *testBundle) chapter(url string) store.ArchiveChapter {
 	r.t.Helper()
 	c, err := r.st.ArchiveChapterByURL(context.Background(), url)
 	require.NoError(r.t, err, "no archive row for %s", url)

@@ -12,13 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/pgtest"
-	"github.com/lectern-reader/lectern/backend/internal/store"
+	"github.com/lectern-reader/lectern/backend/internal/apptest"
 )
 
 // syncBuffer collects a worker process's log for a failure message.
@@ -61,12 +59,9 @@ func startWorker(t *testing.T, env []string, log *syncBuffer) *exec.Cmd {
 // is duplicated.
 func TestKilledWorkerResumesChapterFromCheckpoint(t *testing.T) {
 	ctx := context.Background()
-	dbURL := pgtest.NewURL(t)
-	pool, err := pgxpool.New(ctx, dbURL)
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	st := store.New(pool)
-	s := newSite(t)
+	app := apptest.New(t, apptest.Options{Logger: quietLogger()})
+	st, pool, dbURL := app.Store, app.Store.Pool, app.DatabaseURL
+	s := newSite(t, app.Net)
 	const pages = 12
 	s.Pages("181", pages)
 	pageKey := func(n int) string {
@@ -75,18 +70,16 @@ func TestKilledWorkerResumesChapterFromCheckpoint(t *testing.T) {
 	s.Hold(pageKey(7))
 
 	dir := filepath.Join(t.TempDir(), "archive")
-	ca := filepath.Join(t.TempDir(), "ca.pem")
-	require.NoError(t, os.WriteFile(ca, s.CAPEM, 0o600))
-	env := []string{workerEnv + "=1", workerDBEnv + "=" + dbURL, workerDirEnv + "=" + dir, workerSiteEnv + "=" + s.Addr, workerCAEnv + "=" + ca}
+	env := append([]string{workerEnv + "=1", workerDBEnv + "=" + dbURL, workerDirEnv + "=" + dir}, app.Net.Env()...)
 
 	// The request is made here, by an insert-only client, as a web replica
 	// would; the worker processes do the rest.
-	svc, _, err := newService(st, dir, s.Addr, s.Pool, rigOptions{}, quietLogger())
+	svc, _, err := newService(st, dir, app.Net, rigOptions{}, quietLogger())
 	require.NoError(t, err)
 	inserter, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
 	svc.River = inserter
-	r := &rig{t: t, st: st, pool: pool, site: s, svc: svc, river: inserter, dir: dir}
+	r := &testBundle{t: t, st: st, pool: pool, site: s, svc: svc, river: inserter, dir: dir, app: app}
 	rd, _ := r.reader("gus", false, true)
 	key := r.hold(rd, mangaURL, "Solo Max-Level Newbie")
 	r.request(rd, key, "chapter 181")

@@ -44,7 +44,7 @@ type comicInfoXML struct {
 // session, recorded as Progress, and exported as CBZ (one chapter, and
 // several) through the API with a token.
 func TestMangaSeriesArchivedReadAndExported(t *testing.T) {
-	r := newRig(t, rigOptions{})
+	r := setup(t)
 	ctx := context.Background()
 	rd, token := r.reader("ada", false, true)
 	key := r.hold(rd, mangaURL, "Solo Max-Level Newbie")
@@ -115,7 +115,7 @@ func TestMangaSeriesArchivedReadAndExported(t *testing.T) {
 	require.Equal(t, 6, *st.ChaptersListed)
 	require.Equal(t, 24, st.Pages)
 	require.Zero(t, st.ChaptersFailed)
-	require.Equal(t, r.ts.URL+"/api/series/"+url.PathEscape(key)+"/archive.cbz", st.Export)
+	require.Equal(t, r.app.URL+"/api/series/"+url.PathEscape(key)+"/archive.cbz", st.Export)
 
 	t.Run("cbz of one chapter", func(t *testing.T) {
 		code, hdr, body := r.apiDo(http.MethodGet, seriesAPI(key, "/archive.cbz?chapters=180"), token, nil)
@@ -184,13 +184,13 @@ func TestMangaSeriesArchivedReadAndExported(t *testing.T) {
 
 	t.Run("read in the web UI and record Progress", func(t *testing.T) {
 		b := r.signIn("ada")
-		p := b.get("/series/" + url.PathEscape(key))
+		p := b.Get("/series/" + url.PathEscape(key))
 		require.Equal(t, http.StatusOK, p.Code)
 		link, ok := p.Doc.Find(`[data-testid="archive-link"]`).Attr("href")
 		require.True(t, ok, "the Series page links its archive")
 
-		p = b.get(link)
-		require.Equal(t, http.StatusOK, p.Code, string(p.Body))
+		p = b.Get(link)
+		require.Equal(t, http.StatusOK, p.Code, p.Body)
 		require.Equal(t, 6, p.Doc.Find(`[data-testid="archived-row"]`).Length())
 		require.Contains(t, p.Doc.Find(`[data-testid="archived-count"]`).Text(), "6 of 6 chapters")
 		read, ok := p.Doc.Find(`[data-testid="archived-row"] [data-testid="read"]`).Eq(2).Attr("href")
@@ -198,8 +198,8 @@ func TestMangaSeriesArchivedReadAndExported(t *testing.T) {
 		c180 := r.chapter(mangaChapterURL("180"))
 		require.Equal(t, archive.ChapterPath(key, c180.ID), read)
 
-		p = b.get(read)
-		require.Equal(t, http.StatusOK, p.Code, string(p.Body))
+		p = b.Get(read)
+		require.Equal(t, http.StatusOK, p.Code, p.Body)
 		imgs := p.Doc.Find(`[data-testid="strip"] img[data-testid="page"]`)
 		require.Equal(t, 4, imgs.Length())
 		pages, err := r.st.ArchivePagesOf(ctx, c180.ID)
@@ -220,29 +220,29 @@ func TestMangaSeriesArchivedReadAndExported(t *testing.T) {
 		require.Equal(t, archive.ChapterPath(key, r.chapter(mangaChapterURL("2")).ID), prev)
 		require.Equal(t, archive.ChapterPath(key, r.chapter(mangaChapterURL("180.5")).ID), next)
 
-		img := b.get(archive.PagePath(key, pages[2].Address))
+		img := b.Get(archive.PagePath(key, pages[2].Address))
 		require.Equal(t, http.StatusOK, img.Code)
 		require.Equal(t, "image/jpeg", img.Header.Get("Content-Type"))
 		require.Contains(t, img.Header.Get("Cache-Control"), "private")
-		require.Equal(t, PageImage("180", 3), img.Body)
+		require.Equal(t, PageImage("180", 3), []byte(img.Body))
 
-		paged := b.get(read + "?view=paged&p=2")
+		paged := b.Get(read + "?view=paged&p=2")
 		require.Equal(t, http.StatusOK, paged.Code)
 		require.Equal(t, archive.PagePath(key, pages[1].Address), paged.Doc.Find(`[data-testid="paged"] img`).AttrOr("src", ""))
 		require.Equal(t, read+"?view=paged&p=3", paged.Doc.Find(`[data-testid="next-page"]`).AttrOr("href", ""))
 
-		dl := b.get(link + ".cbz?chapters=180")
+		dl := b.Get(link + ".cbz?chapters=180")
 		require.Equal(t, http.StatusOK, dl.Code)
-		require.Equal(t, PageImage("180", 1), readEntry(t, openZip(t, dl.Body).File[0]), "the same download with the session")
+		require.Equal(t, PageImage("180", 1), readEntry(t, openZip(t, []byte(dl.Body)).File[0]), "the same download with the session")
 
-		res := b.submit(read, read+"/progress", nil)
-		require.Equal(t, http.StatusSeeOther, res.Code, string(res.Body))
+		res := b.PostForm(read, read+"/progress", nil)
+		require.Equal(t, http.StatusSeeOther, res.Code, res.Body)
 		bm, err := r.st.GetBookmark(ctx, rd.ID, key)
 		require.NoError(t, err)
 		require.Equal(t, "Chapter 180", bm.Chapter)
 		require.Equal(t, mangaChapterURL("180"), bm.ChapterURL)
 		require.NotNil(t, bm.ChapterNumber)
 		require.Equal(t, 180.0, *bm.ChapterNumber)
-		require.Equal(t, 1, b.get(read).Doc.Find(`[data-testid="is-progress"]`).Length())
+		require.Equal(t, 1, b.Get(read).Doc.Find(`[data-testid="is-progress"]`).Length())
 	})
 }

@@ -24,7 +24,7 @@ import (
 // text, read in the web UI, and exported as an EPUB 3 whose structure is
 // checked (and which epubcheck validates when it is installed).
 func TestNovelSeriesArchivedReadAndExported(t *testing.T) {
-	r := newRig(t, rigOptions{})
+	r := setup(t)
 	ctx := context.Background()
 	rd, token := r.reader("bea", false, true)
 	key := r.hold(rd, novelURL, "Shadow Slave")
@@ -74,8 +74,8 @@ func TestNovelSeriesArchivedReadAndExported(t *testing.T) {
 	t.Run("read in the web UI", func(t *testing.T) {
 		b := r.signIn("bea")
 		c3 := r.chapter("https://lightnovelworld.com/novel/shadow-slave/chapter-3")
-		p := b.get("/series/" + url.PathEscape(key) + "/archive/" + itoa64(c3.ID))
-		require.Equal(t, http.StatusOK, p.Code, string(p.Body))
+		p := b.Get("/series/" + url.PathEscape(key) + "/archive/" + itoa64(c3.ID))
+		require.Equal(t, http.StatusOK, p.Code, p.Body)
 		paras := p.Doc.Find(`[data-testid="novel-text"] p`)
 		require.GreaterOrEqual(t, paras.Length(), 4)
 		require.Equal(t, "Chapter 3 begins. Sunny opened his eyes to darkness. He wrote <b>bold</b> & meant it.", paras.First().Text())

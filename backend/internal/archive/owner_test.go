@@ -21,7 +21,7 @@ func float(f float64) *float64 { return &f }
 // archive nothing is queued; a repeated call queues nothing twice; the
 // switch goes with the Bookmark.
 func TestFollowArchivesNewChapters(t *testing.T) {
-	r := newRig(t, rigOptions{})
+	r := setup(t)
 	ctx := context.Background()
 	hal, halToken := r.reader("hal", false, true)
 	ivy, _ := r.reader("ivy", false, false)
@@ -75,7 +75,7 @@ func TestFollowArchivesNewChapters(t *testing.T) {
 // retry queues it again and it is archived. The Owner sets a Reader's
 // switch and cap from the console.
 func TestOwnerCancelsAndRetries(t *testing.T) {
-	r := newRig(t, rigOptions{})
+	r := setup(t)
 	ctx := context.Background()
 	owner, ownerToken := r.reader("owner", true, false)
 	jo, _ := r.reader("jo", false, false)
@@ -87,14 +87,14 @@ func TestOwnerCancelsAndRetries(t *testing.T) {
 	c := r.chapter(mangaChapterURL("181"))
 
 	b := r.signIn("owner")
-	p := b.get("/owner/archive")
-	require.Equal(t, http.StatusOK, p.Code, string(p.Body))
+	p := b.Get("/owner/archive")
+	require.Equal(t, http.StatusOK, p.Code, p.Body)
 	row := p.Doc.Find(`[data-testid="archive-job-row"][data-id="` + strconv.FormatInt(c.ID, 10) + `"]`)
 	require.Equal(t, 1, row.Length())
 	require.Equal(t, "queued", row.AttrOr("data-state", ""))
 	require.Contains(t, row.Text(), "running")
-	res := b.submit("/owner/archive", "/owner/archive/jobs/"+strconv.FormatInt(c.ID, 10)+"/cancel", nil)
-	require.Equal(t, http.StatusSeeOther, res.Code, string(res.Body))
+	res := b.PostForm("/owner/archive", "/owner/archive/jobs/"+strconv.FormatInt(c.ID, 10)+"/cancel", nil)
+	require.Equal(t, http.StatusSeeOther, res.Code, res.Body)
 	r.site.Release(page)
 	r.waitFor("the cancelled job to end", func() bool {
 		var state string
@@ -115,18 +115,18 @@ func TestOwnerCancelsAndRetries(t *testing.T) {
 	code, _, _ = r.apiDo(http.MethodPost, "/api/admin/archive/jobs/999999/retry", ownerToken, nil)
 	require.Equal(t, http.StatusNotFound, code)
 
-	res = b.submit("/owner/archive", "/owner/archive/readers/"+strconv.FormatInt(jo.ID, 10),
+	res = b.PostForm("/owner/archive", "/owner/archive/readers/"+strconv.FormatInt(jo.ID, 10),
 		url.Values{"enabled": {"true"}, "max_chapters": {"25"}})
-	require.Equal(t, http.StatusSeeOther, res.Code, string(res.Body))
+	require.Equal(t, http.StatusSeeOther, res.Code, res.Body)
 	a, err := r.st.ArchiveAllowanceOf(ctx, jo.ID)
 	require.NoError(t, err)
 	require.True(t, a.Enabled)
 	require.Equal(t, 25, *a.MaxChapters)
-	res = b.submit("/owner/archive", "/owner/archive/readers/"+strconv.FormatInt(jo.ID, 10),
+	res = b.PostForm("/owner/archive", "/owner/archive/readers/"+strconv.FormatInt(jo.ID, 10),
 		url.Values{"max_chapters": {"lots"}})
 	require.Equal(t, http.StatusUnprocessableEntity, res.Code)
 
 	// A Reader cannot open the console.
 	jb := r.signIn("jo")
-	require.Equal(t, http.StatusForbidden, jb.get("/owner/archive").Code)
+	require.Equal(t, http.StatusForbidden, jb.Get("/owner/archive").Code)
 }

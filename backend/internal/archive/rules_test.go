@@ -90,7 +90,7 @@ func mustScope(t *testing.T, s string) archive.Scope {
 // its job, queues only what its scope names that is not archived yet, and
 // the archive grows by exactly those chapters.
 func TestScopesQueueTheirChapters(t *testing.T) {
-	r := newRig(t, rigOptions{})
+	r := setup(t)
 	ctx := context.Background()
 	owner, _ := r.reader("owner", true, false)
 	key := r.hold(owner, mangaURL, "Solo Max-Level Newbie")
@@ -136,7 +136,7 @@ func TestScopesQueueTheirChapters(t *testing.T) {
 // counts chapters; a Reader who does not hold a Series can neither see,
 // read nor export its archive; the Owner's endpoints refuse a Reader.
 func TestPermissionsAndCap(t *testing.T) {
-	r := newRig(t, rigOptions{})
+	r := setup(t)
 	ctx := context.Background()
 	_, ownerToken := r.reader("owner", true, false)
 	cy, cyToken := r.reader("cy", false, false)
@@ -157,7 +157,7 @@ func TestPermissionsAndCap(t *testing.T) {
 	require.False(t, st.CanArchive)
 	require.NotEmpty(t, st.Reason)
 	b := r.signIn("cy")
-	p := b.get("/series/" + url.PathEscape(key) + "/archive")
+	p := b.Get("/series/" + url.PathEscape(key) + "/archive")
 	require.Equal(t, http.StatusOK, p.Code)
 	require.Equal(t, 1, p.Doc.Find(`[data-testid="archive-refused"]`).Length())
 	require.Zero(t, p.Doc.Find(`[data-testid="request-form"]`).Length())
@@ -211,12 +211,12 @@ func TestPermissionsAndCap(t *testing.T) {
 		archive.PagePath(key, pages[0].Address),
 		"/series/" + url.PathEscape(key) + "/archive.cbz",
 	} {
-		require.Equal(t, http.StatusNotFound, bd.get(path).Code, path)
+		require.Equal(t, http.StatusNotFound, bd.Get(path).Code, path)
 	}
 	// Nor does an address of one Series open through another the Reader holds.
-	require.Equal(t, http.StatusNotFound, bd.get(archive.PagePath(novelKey, pages[0].Address)).Code)
+	require.Equal(t, http.StatusNotFound, bd.Get(archive.PagePath(novelKey, pages[0].Address)).Code)
 	// Without a session the page bytes are not served at all.
-	resp, err := http.Get(r.ts.URL + archive.PagePath(key, pages[0].Address))
+	resp, err := http.Get(r.app.URL + archive.PagePath(key, pages[0].Address))
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusSeeOther, resp.Request.Response.StatusCode)
@@ -240,7 +240,7 @@ func TestPermissionsAndCap(t *testing.T) {
 // the back-off ends, burns no attempt and sends nothing to the Site; once
 // the Site is resumed it goes on.
 func TestRequestWaitsOnBackedOffSite(t *testing.T) {
-	r := newRig(t, rigOptions{})
+	r := setup(t)
 	ctx := context.Background()
 	rd, _ := r.reader("eve", false, true)
 	key := r.hold(rd, mangaURL, "Solo Max-Level Newbie")
@@ -279,7 +279,7 @@ func TestRequestWaitsOnBackedOffSite(t *testing.T) {
 // refused poll does, and the chapter waits without burning an attempt;
 // other Sites go on.
 func TestRefusalBacksOffSite(t *testing.T) {
-	r := newRig(t, rigOptions{})
+	r := setup(t)
 	ctx := context.Background()
 	rd, _ := r.reader("fay", false, true)
 	key := r.hold(rd, mangaURL, "Solo Max-Level Newbie")
@@ -321,7 +321,7 @@ func TestRefusalBacksOffSite(t *testing.T) {
 	require.Equal(t, store.ArchiveRequestDone, got.State)
 }
 
-func mustArchived(t *testing.T, r *rig, key string) []store.ArchiveChapter {
+func mustArchived(t *testing.T, r *testBundle, key string) []store.ArchiveChapter {
 	t.Helper()
 	got, err := r.st.ArchivedChapters(context.Background(), key)
 	require.NoError(t, err)
@@ -332,7 +332,7 @@ func mustArchived(t *testing.T, r *rig, key string) []store.ArchiveChapter {
 // destination gate refuses end as failed with a named problem, and nothing
 // of them is visible or stored.
 func TestProblemsAreNamed(t *testing.T) {
-	r := newRig(t, rigOptions{})
+	r := setup(t)
 	ctx := context.Background()
 	owner, ownerToken := r.reader("owner", true, false)
 
@@ -392,7 +392,7 @@ func TestProblemsAreNamed(t *testing.T) {
 	require.Equal(t, archive.ProblemRefused, problems[mangaChapterURL("1")])
 	require.Equal(t, archive.ProblemJPEGXL, problems[mangaChapterURL("2")])
 	b := r.signIn("owner")
-	p := b.get("/series/" + url.PathEscape(manga) + "/archive")
+	p := b.Get("/series/" + url.PathEscape(manga) + "/archive")
 	require.Equal(t, http.StatusOK, p.Code)
 	require.ElementsMatch(t, []string{"refused", "jpeg_xl"}, p.Doc.Find(`[data-testid="failed-row"] [data-testid="problem"]`).Map(func(_ int, s *goquery.Selection) string { return s.Text() }))
 }
@@ -402,7 +402,7 @@ func TestProblemsAreNamed(t *testing.T) {
 // second chapter snoozes, without burning an attempt or touching the Site,
 // and is woken as soon as the first ends.
 func TestOneChapterOfASiteAtATime(t *testing.T) {
-	r := newRig(t, rigOptions{})
+	r := setup(t)
 	ctx := context.Background()
 	owner, _ := r.reader("owner", true, false)
 	key := r.hold(owner, mangaURL, "Solo Max-Level Newbie")

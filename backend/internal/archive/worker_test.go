@@ -2,8 +2,6 @@ package archive_test
 
 import (
 	"context"
-	"crypto/x509"
-	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -14,18 +12,18 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/lectern-reader/lectern/backend/internal/fakenet"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
 // The test binary re-executed with workerEnv set is an archive worker
 // process: the archive's workers on a River client, as a replica runs them,
-// over the database, archive directory and fixture Site the parent names.
+// over the database and archive directory the parent names, on the
+// parent's fake network (fakenet.Net.Env).
 const (
-	workerEnv     = "LECTERN_ARCHIVE_WORKER"
-	workerDBEnv   = "LECTERN_ARCHIVE_WORKER_DB"
-	workerDirEnv  = "LECTERN_ARCHIVE_WORKER_DIR"
-	workerSiteEnv = "LECTERN_ARCHIVE_WORKER_SITE"
-	workerCAEnv   = "LECTERN_ARCHIVE_WORKER_CA"
+	workerEnv    = "LECTERN_ARCHIVE_WORKER"
+	workerDBEnv  = "LECTERN_ARCHIVE_WORKER_DB"
+	workerDirEnv = "LECTERN_ARCHIVE_WORKER_DIR"
 )
 
 // Short enough that River's rescuer takes a killed worker's job back
@@ -51,17 +49,12 @@ func runWorker(logger *slog.Logger) error {
 		return err
 	}
 	defer pool.Close()
-	pem, err := os.ReadFile(os.Getenv(workerCAEnv))
+	n, err := fakenet.FromEnv(os.Getenv)
 	if err != nil {
 		return err
 	}
-	roots := x509.NewCertPool()
-	if !roots.AppendCertsFromPEM(pem) {
-		return fmt.Errorf("no certificate in %s", os.Getenv(workerCAEnv))
-	}
 	st := store.New(pool)
-	svc, workers, err := newService(st, os.Getenv(workerDirEnv), os.Getenv(workerSiteEnv), roots,
-		rigOptions{JobTimeout: workerJobTimeout}, logger)
+	svc, workers, err := newService(st, os.Getenv(workerDirEnv), n, rigOptions{JobTimeout: workerJobTimeout}, logger)
 	if err != nil {
 		return err
 	}

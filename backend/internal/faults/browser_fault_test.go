@@ -15,7 +15,6 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/fixturesites"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
-	"github.com/lectern-reader/lectern/backend/internal/server"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 	"github.com/lectern-reader/lectern/backend/internal/testenv"
 )
@@ -80,7 +79,7 @@ func TestBrowserKilledMidReadRecovers(t *testing.T) {
 	side := startSidecar(t, path, port)
 
 	sites.SetMode("kagane.to", fixturesites.Hang)
-	l := startLectern(t, sites, func(c *config.Config, _ *server.Seams) {
+	l := startLectern(t, sites, func(c *config.Config) {
 		c.BrowserURL = "http://127.0.0.1:" + port
 	})
 	token := newReader(t, l.st, "ann", false)

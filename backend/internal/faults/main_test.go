@@ -15,18 +15,14 @@ package faults
 import (
 	"bufio"
 	"context"
-	"crypto/x509"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -38,6 +34,7 @@ import (
 
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/credential"
+	"github.com/lectern-reader/lectern/backend/internal/fakenet"
 	"github.com/lectern-reader/lectern/backend/internal/fixturesites"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/server"
@@ -46,13 +43,10 @@ import (
 
 // The test binary re-executed with replicaEnv set is a Lectern replica: the
 // production composition (server.New, Run) with its fetchers' network seams
-// pointed at the parent's fixture server, so the parent can kill it.
+// on the parent's fake network (fakenet.Net.Env), so the parent can kill it.
 const (
-	replicaEnv        = "LECTERN_FAULT_REPLICA"
-	replicaFixtureEnv = "LECTERN_FAULT_FIXTURE_ADDR"  // host:port of the parent's fixture server
-	replicaHostsEnv   = "LECTERN_FAULT_FIXTURE_HOSTS" // the hosts it answers for, comma-separated
-	replicaCAEnv      = "LECTERN_FAULT_FIXTURE_CA"    // file with its CA certificate
-	replicaRescueEnv  = "LECTERN_FAULT_RESCUE_AFTER"  // River's stuck-job rescue, shortened
+	replicaEnv       = "LECTERN_FAULT_REPLICA"
+	replicaRescueEnv = "LECTERN_FAULT_RESCUE_AFTER" // River's stuck-job rescue, shortened
 )
 
 func TestMain(m *testing.M) {
@@ -76,22 +70,18 @@ func runReplica() error {
 		return err
 	}
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	pem, err := os.ReadFile(os.Getenv(replicaCAEnv))
+	n, err := fakenet.FromEnv(os.Getenv)
 	if err != nil {
 		return err
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return errors.New("no CA certificate in " + os.Getenv(replicaCAEnv))
 	}
 	rescue, err := time.ParseDuration(os.Getenv(replicaRescueEnv))
 	if err != nil {
 		return err
 	}
 	seams := &server.Seams{
-		Resolver:             standIn(strings.Split(os.Getenv(replicaHostsEnv), ",")),
-		Dial:                 dialFixture(os.Getenv(replicaFixtureEnv)),
-		RootCAs:              pool,
+		Resolver:             n,
+		Dial:                 n.DialContext,
+		RootCAs:              n.RootCAs(),
 		RiverPollInterval:    100 * time.Millisecond,
 		RescueStuckJobsAfter: rescue,
 	}
@@ -109,33 +99,6 @@ func runReplica() error {
 		return err
 	}
 	return srv.Run(ctx, ln)
-}
-
-// standIn resolves the fixture hosts to fixturesites.StandIn, as the fixture
-// server's own resolver does, and nothing else.
-type standIn []string
-
-func (s standIn) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	for _, h := range s {
-		if h == host {
-			return []netip.Addr{fixturesites.StandIn}, nil
-		}
-	}
-	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-}
-
-// dialFixture connects StandIn:443 to the fixture server at addr and
-// refuses every other address.
-func dialFixture(addr string) func(ctx context.Context, network, address string) (net.Conn, error) {
-	want := netip.AddrPortFrom(fixturesites.StandIn, 443).String()
-	return func(ctx context.Context, network, address string) (net.Conn, error) {
-		if address != want {
-			return nil, fmt.Errorf("fault network: no route to %s", address)
-		}
-		var d net.Dialer
-		return d.DialContext(ctx, "tcp", addr)
-	}
 }
 
 // logTail collects a process's log lines.
@@ -177,16 +140,11 @@ type replicaOptions struct {
 
 func startReplica(t *testing.T, o replicaOptions) *replica {
 	t.Helper()
-	ca := filepath.Join(t.TempDir(), "ca.pem")
-	require.NoError(t, os.WriteFile(ca, o.sites.CertPEM(), 0o600))
 	addr := freeAddr(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append([]string{
 		"PATH=" + os.Getenv("PATH"),
 		replicaEnv + "=1",
-		replicaFixtureEnv + "=" + o.sites.Addr(),
-		replicaHostsEnv + "=" + strings.Join(o.sites.Hosts(), ","),
-		replicaCAEnv + "=" + ca,
 		replicaRescueEnv + "=" + o.rescue.String(),
 		"DATABASE_URL=" + o.dbURL,
 		"PUBLIC_BASE_URL=http://" + addr,
@@ -194,7 +152,7 @@ func startReplica(t *testing.T, o replicaOptions) *replica {
 		"LISTEN_ADDR=" + addr,
 		"WORKERS=2",
 		"SITE_PACE=asura=50ms,demonic=50ms,comix=50ms,lightnovelworld=50ms,novelfull=50ms,kagane=50ms",
-	}, o.env...)
+	}, append(o.sites.Env(), o.env...)...)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	cmd.Stdout = io.Discard

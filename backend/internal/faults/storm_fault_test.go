@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -12,10 +11,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-reader/lectern/backend/internal/apptest"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/fixturesites"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
-	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/server"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -49,37 +48,27 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// startLectern composes a replica as `lectern serve` does, with its
-// fetchers' network seams pointed at the fixture Sites, and starts its
-// background jobs. FETCH_TIMEOUT is short so a hanging Site ends a poll in
-// seconds.
-func startLectern(t *testing.T, sites *fixturesites.Server, edit func(*config.Config, *server.Seams)) *lectern {
+// startLectern composes a replica as `lectern serve` does (apptest), with
+// its fetchers' network seams on the fake network the fixture Sites answer
+// on, and starts its background jobs. FETCH_TIMEOUT is short so a hanging
+// Site ends a poll in seconds.
+func startLectern(t *testing.T, sites *fixturesites.Server, edit func(*config.Config)) *lectern {
 	t.Helper()
-	ctx := context.Background()
-	pool := pgtest.New(t)
-	st := store.New(pool)
-	dir := t.TempDir()
-	cfg := config.Config{
-		PublicBaseURL: "http://lectern.test", DataDir: dir, Workers: 4, PollInterval: time.Hour,
-		SitePace:     "asura=50ms,demonic=50ms,comix=50ms,lightnovelworld=50ms,novelfull=50ms,kagane=50ms",
-		FetchTimeout: 4 * time.Second, FetchConnectTimeout: 2 * time.Second, FetchHeaderTimeout: 3 * time.Second,
-		FetchMaxBytes: 5 << 20, CoverMaxBytes: 2 << 20, BrowserTimeout: 20 * time.Second,
-		UserAgent: "LecternFault/1", BrowserProxyListen: "127.0.0.1:0",
-	}
-	cfg.Fill()
-	seams := &server.Seams{Resolver: sites, Dial: sites.DialContext, RootCAs: sites.RootCAs(), RiverPollInterval: 50 * time.Millisecond}
-	if edit != nil {
-		edit(&cfg, seams)
-	}
 	logs := &lockedBuffer{}
-	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	srv, err := server.New(ctx, server.Deps{Config: cfg, Store: st, Version: "fault", Seams: seams, Logger: logger})
-	require.NoError(t, err)
-	require.NoError(t, srv.StartJobs(ctx))
-	t.Cleanup(func() { _ = srv.StopJobs(context.Background()) })
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(hs.Close)
-	return &lectern{srv: srv, st: st, pool: pool, base: hs.URL, sites: sites, cfg: cfg, log: logs}
+	a := apptest.New(t, apptest.Options{
+		Net: sites.Net, PublicBaseURL: "http://lectern.test", Workers: 4, Version: "fault",
+		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Config: func(c *config.Config) {
+			c.SitePace = "asura=50ms,demonic=50ms,comix=50ms,lightnovelworld=50ms,novelfull=50ms,kagane=50ms"
+			c.FetchTimeout, c.FetchConnectTimeout, c.FetchHeaderTimeout = 4*time.Second, 2*time.Second, 3*time.Second
+			c.FetchMaxBytes, c.CoverMaxBytes, c.BrowserTimeout = 5<<20, 2<<20, 20*time.Second
+			c.UserAgent, c.BrowserProxyListen = "LecternFault/1", "127.0.0.1:0"
+			if edit != nil {
+				edit(c)
+			}
+		},
+	})
+	return &lectern{srv: a.Server, st: a.Store, pool: a.Store.Pool, base: a.URL, sites: sites, cfg: a.Config, log: logs}
 }
 
 // held are a Reader's Bookmarks on four Sites; asura is the unwell one.

@@ -27,7 +27,6 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/fixturesites"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
-	"github.com/lectern-reader/lectern/backend/internal/server"
 )
 
 // noisyPNG is a real PNG that does not compress: w×h random pixels.
@@ -96,7 +95,7 @@ func TestFullVolumeDuringCoverWriteKeepsTheOldCover(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sites.Close() })
 
-	l := startLectern(t, sites, func(c *config.Config, _ *server.Seams) { c.CoverDir = coverDir })
+	l := startLectern(t, sites, func(c *config.Config) { c.CoverDir = coverDir })
 	ann := newReader(t, l.st, "ann", false)
 	owner := newReader(t, l.st, "olive", true)
 	ref, err := latest.Default().Resolve(fixturesites.AsuraSeries)

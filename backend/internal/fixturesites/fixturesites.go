@@ -1,21 +1,20 @@
-// Package fixturesites is a loopback HTTPS server that stands in for every
-// supported Site and the image hosts their pages name: it serves the pages of
+// Package fixturesites serves every supported Site and the image hosts their
+// pages name on the fake network (package fakenet): the pages of
 // testdata/sites (or, file by file, of Options.Override) at the URLs they
 // represent, generated Cover and page images at the addresses the Site
-// registry reads from those pages, and 404 for anything else. Its
-// certificate comes from a throwaway CA.
+// registry reads from those pages, and 404 for anything else on those
+// hosts.
 //
 // It is for tests, for `make demo` and for fault tests (SetMode: 429, 503, a
-// request that never answers). Lectern reaches it through the test seams of
-// the destination gate (LookupNetIP and DialContext here), a browser through
-// Chromium's --host-resolver-rules (ChromiumFlags). Nothing here is reachable
-// from `lectern serve`, which has no such seams.
+// request that never answers). Lectern reaches it through the fake network's
+// seams for the destination gate (LookupNetIP and DialContext, promoted
+// from the Net), a browser through Chromium's --host-resolver-rules
+// (ChromiumFlags). A test's own answers on the same Net (Options.Net) win
+// over the fixtures' for the URLs they name. Nothing here is reachable from
+// `lectern serve`, which has no such seams.
 package fixturesites
 
 import (
-	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"html"
@@ -23,7 +22,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -32,10 +30,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
+	"github.com/lectern-reader/lectern/backend/internal/fakenet"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
-	"github.com/lectern-reader/lectern/backend/internal/testcert"
 )
 
 // Mode is how the server answers the requests for a host.
@@ -68,11 +65,6 @@ func (m Mode) String() string {
 	return fmt.Sprintf("mode(%d)", int(m))
 }
 
-// StandIn is the address the resolver gives every fixture host. It is public,
-// so the destination gate judges it as it would a real Site; DialContext then
-// connects it to this server. No connection ever goes to it.
-var StandIn = netip.MustParseAddr("93.184.216.34")
-
 // Options configure a Server. The zero value serves the repository's
 // testdata/sites on a free loopback port.
 type Options struct {
@@ -88,7 +80,12 @@ type Options struct {
 	// fixture it was meant to replace. Images are derived from Dir's
 	// fixtures, at Start.
 	Override string
-	// Addr is the listen address; default 127.0.0.1:0.
+	// Net is the fake network the fixtures are served on, shared with the
+	// test's own answers; nil starts one of their own (on Addr), closed by
+	// Close.
+	Net *fakenet.Net
+	// Addr is the listen address of a network of their own; default
+	// 127.0.0.1:0.
 	Addr string
 	// Inject, when set, returns HTML inserted before </body> of every HTML
 	// page served (the demo's userscript loader). Tests leave it nil.
@@ -103,14 +100,12 @@ type Options struct {
 	Registry *latest.Registry
 }
 
-// Server is a running fixture server.
+// Server is the fixture Sites on a running fake network, whose seams
+// (LookupNetIP, DialContext, RootCAs, ChromiumFlags...) it carries.
 type Server struct {
+	*fakenet.Net
+	ownNet bool
 	opts   Options
-	ln     net.Listener
-	srv    *http.Server
-	pool   *x509.CertPool
-	caPEM  []byte
-	spki   string
 	hosts  []string
 	known  map[string]bool
 	routes map[string]*route
@@ -118,12 +113,10 @@ type Server struct {
 	images []string
 	quit   chan struct{}
 	closed sync.Once
-	served sync.WaitGroup
 
 	mu    sync.Mutex
 	modes map[string]Mode
 	all   Mode
-	hits  map[string]int
 }
 
 // route is one answer: a page, or a generated image made on first request.
@@ -146,7 +139,7 @@ func (r *route) bytes() []byte {
 }
 
 // Start loads the fixtures, derives the images from them with the Site
-// registry, and starts serving HTTPS.
+// registry, and serves them on the fake network.
 func Start(opts Options) (*Server, error) {
 	if opts.Dir == "" {
 		dir, err := findFixtures()
@@ -162,9 +155,6 @@ func Start(opts Options) (*Server, error) {
 		}
 		opts.Override = dir
 	}
-	if opts.Addr == "" {
-		opts.Addr = "127.0.0.1:0"
-	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -175,41 +165,21 @@ func Start(opts Options) (*Server, error) {
 		covers: map[string]string{},
 		quit:   make(chan struct{}),
 		modes:  map[string]Mode{},
-		hits:   map[string]int{},
 	}
 	if err := s.load(); err != nil {
 		return nil, err
 	}
-
-	ca, err := testcert.NewAuthority()
-	if err != nil {
-		return nil, err
+	s.Net = opts.Net
+	if s.Net == nil {
+		n, err := fakenet.Start(fakenet.Options{Addr: opts.Addr, Logger: opts.Logger})
+		if err != nil {
+			return nil, fmt.Errorf("fixture sites: %w", err)
+		}
+		s.Net, s.ownNet = n, true
 	}
-	leaf, err := ca.Leaf(s.hosts...)
-	if err != nil {
-		return nil, err
+	for _, h := range s.hosts {
+		s.HandleHost(h, s)
 	}
-	if s.spki, err = testcert.SPKIHash(leaf); err != nil {
-		return nil, err
-	}
-	s.pool, s.caPEM = ca.Pool(), ca.CertPEM()
-
-	ln, err := net.Listen("tcp", opts.Addr)
-	if err != nil {
-		return nil, fmt.Errorf("fixture sites: listen on %s: %w", opts.Addr, err)
-	}
-	s.ln = ln
-	s.srv = &http.Server{
-		Handler:           s,
-		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{leaf}, MinVersion: tls.VersionTLS12},
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug),
-	}
-	s.served.Add(1)
-	go func() {
-		defer s.served.Done()
-		_ = s.srv.ServeTLS(ln, "", "")
-	}()
 	return s, nil
 }
 
@@ -230,23 +200,18 @@ func OverrideDir(dir string) (string, error) {
 	return abs, nil
 }
 
-// Close stops the server; held (Hang) requests end at once.
+// Close ends held (Hang) requests at once, and stops the fake network when
+// it is the fixtures' own.
 func (s *Server) Close() error {
 	var err error
 	s.closed.Do(func() {
 		close(s.quit)
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err = s.srv.Shutdown(ctx); err != nil {
-			err = errors.Join(err, s.srv.Close())
+		if s.ownNet {
+			err = s.Net.Close()
 		}
-		s.served.Wait()
 	})
 	return err
 }
-
-// Addr is the loopback host:port the server listens on.
-func (s *Server) Addr() string { return s.ln.Addr().String() }
 
 // Hosts are every hostname the server answers for, sorted: the Sites' hosts
 // with and without "www." and the image hosts the fixtures name.
@@ -261,59 +226,6 @@ func (s *Server) CoverOf(seriesPageURL string) string { return s.covers[seriesPa
 
 // Images are the URLs of every generated image served.
 func (s *Server) Images() []string { return slices.Clone(s.images) }
-
-// RootCAs trusts the server's certificate (Seams.RootCAs).
-func (s *Server) RootCAs() *x509.CertPool { return s.pool }
-
-// CertPEM is the throwaway CA's certificate, for clients configured by file.
-func (s *Server) CertPEM() []byte { return slices.Clone(s.caPEM) }
-
-// SPKIHash is the base64 SHA-256 of the leaf's public key, for Chromium's
-// --ignore-certificate-errors-spki-list.
-func (s *Server) SPKIHash() string { return s.spki }
-
-// HostResolverRules maps every fixture host to the server and every other
-// name to "not found", so a browser using them reaches the fixtures and
-// nothing else; loopback addresses (where Lectern runs) are left alone.
-func (s *Server) HostResolverRules() string {
-	rules := make([]string, 0, len(s.hosts)+4)
-	for _, h := range s.hosts {
-		rules = append(rules, "MAP "+h+" "+s.Addr())
-	}
-	rules = append(rules, "MAP * ~NOTFOUND", "EXCLUDE localhost", "EXCLUDE 127.0.0.1", "EXCLUDE [::1]")
-	return strings.Join(rules, ", ")
-}
-
-// ChromiumFlags are the two flags a Chromium needs to browse the fixture
-// Sites, by name without dashes: the resolver rules and the leaf's key hash.
-// --ignore-certificate-errors-spki-list takes effect only with a
-// --user-data-dir.
-func (s *Server) ChromiumFlags() map[string]string {
-	return map[string]string{
-		"host-resolver-rules":                 s.HostResolverRules(),
-		"ignore-certificate-errors-spki-list": s.spki,
-	}
-}
-
-// LookupNetIP resolves fixture hosts to StandIn and every other name to
-// "no such host": a gate.Resolver for Seams.Resolver.
-func (s *Server) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	if !s.known[normHost(host)] {
-		return nil, &net.DNSError{Err: "no such host (fixture network)", Name: host, IsNotFound: true}
-	}
-	return []netip.Addr{StandIn}, nil
-}
-
-// DialContext connects StandIn:443 to the server and refuses every other
-// address: a gate.DialFunc for Seams.Dial.
-func (s *Server) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	ap, err := netip.ParseAddrPort(addr)
-	if err != nil || ap.Addr().Unmap() != StandIn || ap.Port() != 443 {
-		return nil, fmt.Errorf("fixture network: no route to %s: only the fixture Sites are reachable", addr)
-	}
-	var d net.Dialer
-	return d.DialContext(ctx, "tcp", s.Addr())
-}
 
 // SetMode sets how requests for host are answered ("www." ignored); host ""
 // sets every host without a mode of its own.
@@ -334,9 +246,10 @@ func (s *Server) Hits(rawURL string) int {
 	if err != nil {
 		return 0
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.hits[key(u.Hostname(), u.Path, u.RawQuery)]
+	u.Host = strings.TrimPrefix(normHost(u.Hostname()), "www.")
+	bare := s.Net.Hits(u.String())
+	u.Host = "www." + u.Host
+	return bare + s.Net.Hits(u.String())
 }
 
 // ServeHTTP answers one request.
@@ -352,7 +265,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Lock()
-	s.hits[key(host, r.URL.Path, r.URL.RawQuery)]++
 	mode, ok := s.modes[strings.TrimPrefix(normHost(host), "www.")]
 	if !ok {
 		mode = s.all

@@ -18,10 +18,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-reader/lectern/backend/internal/fakenet"
 	"github.com/lectern-reader/lectern/backend/internal/fetch"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/fixturesites"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
+	"github.com/lectern-reader/lectern/backend/internal/testenv"
 )
 
 // The fixture server is reached here exactly as Lectern reaches it in the
@@ -45,12 +47,7 @@ func plain(s *fixturesites.Server, g *gate.Client) *fetch.PlainFetcher {
 	return fetch.NewPlainFetcher(fetch.PlainOptions{Dial: g.DialContext, RootCAs: s.RootCAs(), Timeout: 10 * time.Second})
 }
 
-func fixture(t *testing.T, site, file string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "sites", site, file))
-	require.NoError(t, err)
-	return b
-}
+func fixture(t *testing.T, site, file string) []byte { return testenv.SiteFixture(t, site, file) }
 
 var canonical = regexp.MustCompile(`<link rel="canonical" href="([^"]+)"`)
 
@@ -183,8 +180,8 @@ func TestUnknownAddressesAreRefusedOr404(t *testing.T) {
 	require.ErrorAs(t, err, &dnsErr)
 	require.True(t, dnsErr.IsNotFound)
 	_, err = s.DialContext(context.Background(), "tcp", "1.1.1.1:443")
-	require.ErrorContains(t, err, "only the fixture Sites are reachable")
-	_, err = s.DialContext(context.Background(), "tcp", fixturesites.StandIn.String()+":80")
+	require.ErrorContains(t, err, "only the fake network's stand-in addresses are reachable")
+	_, err = s.DialContext(context.Background(), "tcp", fakenet.StandIn.String()+":80")
 	require.Error(t, err)
 	_, err = g.FetchImage(context.Background(), "https://example.com/cover.png", "")
 	require.Error(t, err)
@@ -356,4 +353,33 @@ func TestOverrideMustBeADirectory(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, nil, 0o644))
 	_, err = fixturesites.Start(fixturesites.Options{Override: file})
 	require.ErrorContains(t, err, "is not a directory")
+}
+
+// On a network the test shares (Options.Net), the test's own answer for a
+// URL wins over the fixture's, the other pages stay the fixtures', and a
+// Close leaves the network to its owner.
+func TestATestsOwnAnswersWinOnASharedNetwork(t *testing.T) {
+	t.Parallel()
+	n := fakenet.New(t)
+	s, err := fixturesites.Start(fixturesites.Options{Net: n})
+	require.NoError(t, err)
+	n.Set(fixturesites.AsuraSeries, http.StatusForbidden, "text/html", []byte("<html>challenge</html>"))
+	f := plain(s, gateFor(s))
+	asura, _ := latest.Default().Lookup("asura")
+	_, err = f.Fetch(context.Background(), asura, fixturesites.AsuraSeries, fetch.Conditional{})
+	var se *fetch.StatusError
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, http.StatusForbidden, se.Status)
+	page, err := f.Fetch(context.Background(), asura, fixturesites.AsuraChapter, fetch.Conditional{})
+	require.NoError(t, err)
+	require.Equal(t, fixture(t, "asura", "chapter.html"), page.Body)
+	require.Equal(t, 1, s.Hits(fixturesites.AsuraSeries))
+
+	require.NoError(t, s.Close())
+	n.Set("https://cdn.test/x", http.StatusOK, "text/plain", []byte("still up"))
+	_, err = n.LookupNetIP(context.Background(), "ip", "cdn.test")
+	require.NoError(t, err)
+	g := gate.New(gate.Options{Resolver: n, Dial: n.DialContext, RootCAs: n.RootCAs(), Timeout: 10 * time.Second})
+	_, err = g.FetchImage(context.Background(), "https://cdn.test/x", "")
+	require.Equal(t, gate.ClassNotImage, gate.Class(err), "the network still answers after the fixtures closed: %v", err)
 }

@@ -2,14 +2,9 @@ package notify_test
 
 import (
 	"context"
-	"crypto/x509"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"os"
 	"sync"
@@ -18,21 +13,17 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-reader/lectern/backend/internal/fakenet"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/notify"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
-	"github.com/lectern-reader/lectern/backend/internal/testcert"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 const base = "https://lectern.example.net"
-
-// publicIP is the address the test names resolve to; the dial seam sends
-// it to the loopback stub. Nothing leaves the machine.
-var publicIP = netip.MustParseAddr("93.184.216.34")
 
 // received is one request the stub answered.
 type received struct {
@@ -42,45 +33,32 @@ type received struct {
 	Status int
 }
 
-// stub is a loopback HTTPS receiver for ntfy.test and hooks.test, reached
-// through the destination gate's injected resolver and dialer.
+// stub is ntfy.test and hooks.test on the fake network, reached through the
+// destination gate's injected resolver and dialer.
 type stub struct {
-	srv  *httptest.Server
-	pool *x509.CertPool
+	*fakenet.Net
 
-	mu    sync.Mutex
-	got   []received
-	fail  map[string]int // path → how many more requests answer fail status
-	code  map[string]int // path → the failing status
-	names map[string][]netip.Addr
-	dials []string
+	mu   sync.Mutex
+	fail map[string]int // path → how many more requests answer fail status
+	code map[string]int // path → the failing status
 }
 
 func newStub(t *testing.T) *stub {
 	t.Helper()
-	s := &stub{fail: map[string]int{}, code: map[string]int{}, names: map[string][]netip.Addr{
-		"ntfy.test":  {publicIP},
-		"hooks.test": {publicIP},
-	}}
-	cfg, pool := testcert.New(t, "ntfy.test", "hooks.test", "internal.test")
-	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
+	s := &stub{Net: fakenet.New(t), fail: map[string]int{}, code: map[string]int{}}
+	receiver := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		status := http.StatusOK
 		if s.fail[r.URL.Path] > 0 {
 			s.fail[r.URL.Path]--
 			status = s.code[r.URL.Path]
 		}
-		s.got = append(s.got, received{Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Status: status})
 		s.mu.Unlock()
 		w.WriteHeader(status)
 		_, _ = w.Write([]byte(`{"id":"ok"}`))
-	}))
-	s.srv.TLS = cfg
-	s.srv.Config.ErrorLog = log.New(io.Discard, "", 0)
-	s.srv.StartTLS()
-	t.Cleanup(s.srv.Close)
-	s.pool = pool
+	})
+	s.HandleHost("ntfy.test", receiver)
+	s.HandleHost("hooks.test", receiver)
 	return s
 }
 
@@ -88,38 +66,10 @@ func newStub(t *testing.T) *stub {
 // resolver, dialer and trust store injected: no AllowAddrs, so private and
 // loopback addresses are refused as in a normal deployment.
 func (s *stub) gate() *gate.Client {
-	return notify.NewGate(gate.Options{
-		Timeout:  10 * time.Second,
-		RootCAs:  s.pool,
-		Resolver: s,
-		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			s.mu.Lock()
-			s.dials = append(s.dials, addr)
-			s.mu.Unlock()
-			if addr != netip.AddrPortFrom(publicIP, 443).String() {
-				return nil, fmt.Errorf("stub: no route to %s", addr)
-			}
-			var d net.Dialer
-			return d.DialContext(ctx, "tcp", s.srv.Listener.Addr().String())
-		},
-	})
+	return notify.NewGate(gate.Options{Timeout: 10 * time.Second, RootCAs: s.RootCAs(), Resolver: s, Dial: s.DialContext})
 }
 
-// LookupNetIP implements gate.Resolver.
-func (s *stub) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if a, ok := s.names[host]; ok {
-		return a, nil
-	}
-	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-}
-
-func (s *stub) resolve(host string, a netip.Addr) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.names[host] = []netip.Addr{a}
-}
+func (s *stub) resolve(host string, a netip.Addr) { s.Resolve(host, a) }
 
 func (s *stub) failNext(path string, n, status int) {
 	s.mu.Lock()
@@ -128,22 +78,16 @@ func (s *stub) failNext(path string, n, status int) {
 }
 
 func (s *stub) requests(path string) []received {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []received
-	for _, r := range s.got {
+	for _, r := range s.Requests() {
 		if path == "" || r.Path == path {
-			out = append(out, r)
+			out = append(out, received{Path: r.Path, Header: r.Header, Body: r.Body, Status: r.Status})
 		}
 	}
 	return out
 }
 
-func (s *stub) dialed() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.dials...)
-}
+func (s *stub) dialed() []string { return s.Dials() }
 
 // world is a database with Readers holding Series, and the Poll's own
 // write path to record Latest Chapters.

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"net/http"
@@ -26,7 +26,7 @@ func TestAPIDocMatchesTheRouter(t *testing.T) {
 	b := setup(t)
 
 	served := map[string][]string{}
-	err := chi.Walk(b.server.Handler().(chi.Routes), func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+	err := chi.Walk(b.Handler().(chi.Routes), func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
 		// The web UI is mounted whole at "/": its pages are HTML for a
 		// browser, not the wire.
 		if route != "/*" {

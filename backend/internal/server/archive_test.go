@@ -20,9 +20,12 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/credential"
+	"github.com/lectern-reader/lectern/backend/internal/fakenet"
+	"github.com/lectern-reader/lectern/backend/internal/imagetype/imagetest"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
+	"github.com/lectern-reader/lectern/backend/internal/testenv"
 )
 
 // The Archive on a replica's own parts: the fetchers buildFetch makes for
@@ -33,7 +36,8 @@ import (
 // comes back through the API.
 func TestArchiveJobsRunOnTheReplicasParts(t *testing.T) {
 	t.Parallel()
-	n, seams := newFixtureNet(t)
+	n := fakenet.New(t)
+	seams := &Seams{Resolver: n, Dial: n.DialContext, RootCAs: n.RootCAs()}
 	ctx := context.Background()
 	st := store.New(pgtest.New(t))
 	dir := t.TempDir()
@@ -43,12 +47,12 @@ func TestArchiveJobsRunOnTheReplicasParts(t *testing.T) {
 		Store: st, Logger: quiet(), Seams: seams,
 	}
 	const series = "https://asurascans.com/comics/omniscient-readers-viewpoint-7f3k9a2b"
-	n.set(series, http.StatusOK, "text/html; charset=utf-8", readSiteFixture(t, "asura", "series.html"))
-	n.set(series+"/chapter/250", http.StatusOK, "text/html; charset=utf-8", readSiteFixture(t, "asura", "chapter.html"))
-	pages := [][]byte{pngBytes(t, 1), pngBytes(t, 2), pngBytes(t, 3)}
+	n.Set(series, http.StatusOK, "text/html; charset=utf-8", testenv.SiteFixture(t, "asura", "series.html"))
+	n.Set(series+"/chapter/250", http.StatusOK, "text/html; charset=utf-8", testenv.SiteFixture(t, "asura", "chapter.html"))
+	pages := [][]byte{imagetest.RealPNG(t, 1), imagetest.RealPNG(t, 2), imagetest.RealPNG(t, 3)}
 	for i, b := range pages {
 		// asura labels every image image/jpeg; the bytes decide.
-		n.set("https://cdn.asurascans.com/asura-images/chapters/omniscient-readers-viewpoint/250/0"+string(rune('1'+i))+".webp",
+		n.Set("https://cdn.asurascans.com/asura-images/chapters/omniscient-readers-viewpoint/250/0"+string(rune('1'+i))+".webp",
 			http.StatusOK, "image/jpeg", b)
 	}
 
@@ -121,7 +125,7 @@ func TestArchiveJobsRunOnTheReplicasParts(t *testing.T) {
 	}
 
 	for i := range pages {
-		require.Equal(t, 1, n.count("https://cdn.asurascans.com/asura-images/chapters/omniscient-readers-viewpoint/250/0"+string(rune('1'+i))+".webp"))
+		require.Equal(t, 1, n.Hits("https://cdn.asurascans.com/asura-images/chapters/omniscient-readers-viewpoint/250/0"+string(rune('1'+i))+".webp"))
 	}
 	var hosts []string
 	rows, err := st.Pool.Query(ctx, `SELECT host FROM pacing_hosts ORDER BY host`)

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"bytes"
@@ -22,11 +22,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lectern-reader/lectern/backend/internal/blob"
-	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/imagetype"
+	"github.com/lectern-reader/lectern/backend/internal/imagetype/imagetest"
 	"github.com/lectern-reader/lectern/backend/internal/notify"
-	"github.com/lectern-reader/lectern/backend/internal/pgtest"
+	"github.com/lectern-reader/lectern/backend/internal/server"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -89,12 +89,11 @@ func newAuthWorld(t *testing.T) *authWorld {
 		matrixHash, err = credential.HashPassword("correct horse battery")
 		require.NoError(t, err)
 	})
-	st := store.New(pgtest.New(t))
-	cfg := config.Config{PublicBaseURL: testBase, DataDir: t.TempDir()}
-	cfg.Fill()
-	srv, err := New(ctx, Deps{Config: cfg, Store: st, Version: "test", Logger: quiet(), Seams: offline()})
-	require.NoError(t, err)
-	w := &authWorld{h: srv.Handler(), st: st, csrf: map[string]string{}}
+	// The fake network has no answer: a test send resolves and dials
+	// nothing, and no test touches the live network.
+	app := setup(t)
+	st, cfg := app.Store, app.Config
+	w := &authWorld{h: app.Handler(), st: st, csrf: map[string]string{}}
 
 	mk := func(name string, owner bool) (store.Reader, string, string) {
 		r, err := st.CreateReader(ctx, name, matrixHash, owner)
@@ -149,7 +148,7 @@ func newAuthWorld(t *testing.T) *authWorld {
 	require.NoError(t, err)
 	w.requestID = req.ID
 
-	w.coverAddr, err = (&blob.Store{Dir: cfg.CoverDir}).Put(ctx, pngBytes(t, 9), imagetype.TypePNG)
+	w.coverAddr, err = (&blob.Store{Dir: cfg.CoverDir}).Put(ctx, imagetest.RealPNG(t, 9), imagetype.TypePNG)
 	require.NoError(t, err)
 
 	login := w.call(http.MethodGet, "/login", "", "", "", "")
@@ -399,7 +398,7 @@ func matrixRows() []matrixRow {
 // serves: the parent router's, and the web library's behind its mount.
 // Routes mounted with Handle (the Cover route) answer every method at the
 // router and refuse the others themselves; they are listed as GET and HEAD.
-func walkedRoutes(t *testing.T, srv *Server) []string {
+func walkedRoutes(t *testing.T, srv *server.Server) []string {
 	t.Helper()
 	seen := map[string]bool{}
 	add := func(method, route string) {
@@ -440,7 +439,7 @@ func TestAuthMatrixCoversEveryRoute(t *testing.T) {
 	for _, r := range matrixRows() {
 		rows[r.method+" "+r.route] = true
 	}
-	walked := walkedRoutes(t, b.server)
+	walked := walkedRoutes(t, b.Server)
 	require.Contains(t, walked, "POST /owner/readers/{id}/delete", "the walk reaches the web library's routes")
 	for _, r := range walked {
 		require.True(t, rows[r], "route %s has no row in the auth matrix: add one with the exact status for every caller", r)

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"fmt"
@@ -8,6 +8,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-reader/lectern/backend/internal/apptest"
+	"github.com/lectern-reader/lectern/backend/internal/config"
+	"github.com/lectern-reader/lectern/backend/internal/imagetype/imagetest"
+	"github.com/lectern-reader/lectern/backend/internal/server"
 	"github.com/lectern-reader/lectern/backend/internal/testenv"
 )
 
@@ -26,11 +30,14 @@ const (
 // Latest Chapter and the Cover.
 func TestKaganePollAndCoverThroughTheBrowser(t *testing.T) {
 	t.Parallel()
-	n, seams := newFixtureNet(t)
-	seams.BrowserIgnoreCertErrors = true
-	b := &jobsBundle{net: n, seams: seams, url: newDatabaseURL(t), cfg: jobsConfig(t.TempDir())}
-	b.cfg.BrowserPath = testenv.ChromiumPath(t)
-	b.cfg.BrowserProxyListen = "127.0.0.1:0"
+	b := apptest.New(t, apptest.Options{PublicBaseURL: testBase, Workers: 4, DeferJobs: true,
+		Config: func(c *config.Config) {
+			c.BrowserPath = testenv.ChromiumPath(t)
+			c.BrowserProxyListen = "127.0.0.1:0"
+		},
+		Seams: func(s *server.Seams) { s.BrowserIgnoreCertErrors = true },
+	})
+	n := b.Net
 
 	cleared := func(r *http.Request) bool {
 		c, err := r.Cookie("cf_clearance")
@@ -38,7 +45,7 @@ func TestKaganePollAndCoverThroughTheBrowser(t *testing.T) {
 	}
 	challenge := `<!doctype html><html><head><title>Just a moment...</title></head><body><p>Checking your browser</p>
 <script>setTimeout(function () { document.cookie = "cf_clearance=ok; path=/; Secure"; location.reload(); }, 1000);</script></body></html>`
-	n.handle(towerURL, func(w http.ResponseWriter, r *http.Request) {
+	n.HandleFunc(towerURL, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		if !cleared(r) {
 			w.WriteHeader(http.StatusForbidden)
@@ -47,18 +54,18 @@ func TestKaganePollAndCoverThroughTheBrowser(t *testing.T) {
 		}
 		fmt.Fprint(w, `<!doctype html><html><head><title>The Tower of Nine Gates | Kagane</title></head><body><div id="__next"></div></body></html>`)
 	})
-	n.handle(towerAPI, func(w http.ResponseWriter, r *http.Request) {
+	n.HandleFunc(towerAPI, func(w http.ResponseWriter, r *http.Request) {
 		if !cleared(r) {
 			w.Header().Set("Content-Type", "text/html")
 			w.WriteHeader(http.StatusForbidden)
-			_, _ = w.Write(readSiteFixture(t, "kagane", "challenge.html"))
+			_, _ = w.Write(testenv.SiteFixture(t, "kagane", "challenge.html"))
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(readSiteFixture(t, "kagane", "series.json"))
+		_, _ = w.Write(testenv.SiteFixture(t, "kagane", "series.json"))
 	})
-	img := pngBytes(t, 42)
-	n.handle(towerCover, func(w http.ResponseWriter, r *http.Request) {
+	img := imagetest.RealPNG(t, 42)
+	n.HandleFunc(towerCover, func(w http.ResponseWriter, r *http.Request) {
 		if !cleared(r) {
 			w.WriteHeader(http.StatusForbidden)
 			return
@@ -67,25 +74,25 @@ func TestKaganePollAndCoverThroughTheBrowser(t *testing.T) {
 		w.Header().Set("Cross-Origin-Resource-Policy", "same-origin")
 		_, _ = w.Write(img)
 	})
-	b.testBundle = b.start(t, seams)
-	tok := b.reader("ann", false)
+	b.StartJobs()
+	tok := b.Token("ann", false)
 	key := mustResolve(t, towerURL).Key
 
-	r := b.do("PUT", "/api/bookmarks/"+key, tok, map[string]any{"site": "kagane", "series_url": towerURL, "chapter": "Chapter 2"})
+	r := b.Do("PUT", "/api/bookmarks/"+key, tok, map[string]any{"site": "kagane", "series_url": towerURL, "chapter": "Chapter 2"})
 	require.Equal(t, http.StatusCreated, r.Code, "%s", r.Body)
-	eventually(t, "the Latest Chapter and the Cover land through the browser", func() bool {
-		got := b.bookmark(tok, key)
+	apptest.Eventually(t, "the Latest Chapter and the Cover land through the browser", func() bool {
+		got := b.Bookmark(tok, key)
 		return *got.LatestChapter != "" && *got.Cover != ""
 	})
-	got := b.bookmark(tok, key)
+	got := b.Bookmark(tok, key)
 	require.Equal(t, "The Tower of Nine Gates", got.Title)
 	require.True(t, strings.HasPrefix(*got.LatestChapterURL, towerURL+"/reader/"), *got.LatestChapterURL)
-	code, ctype, body := b.coverBytes(t, *got.Cover, "")
+	code, ctype, body := coverBytes(t, b, *got.Cover, "")
 	require.Equal(t, http.StatusOK, code)
 	require.Equal(t, "image/png", ctype)
 	require.Equal(t, img, body)
-	require.GreaterOrEqual(t, n.count(towerAPI), 2, "the API was read before and after the challenge cleared")
+	require.GreaterOrEqual(t, n.Hits(towerAPI), 2, "the API was read before and after the challenge cleared")
 	var status string
-	require.NoError(t, b.store.Pool.QueryRow(t.Context(), `SELECT poll_status FROM series WHERE key = $1`, key).Scan(&status))
+	require.NoError(t, b.Store.Pool.QueryRow(t.Context(), `SELECT poll_status FROM series WHERE key = $1`, key).Scan(&status))
 	require.Equal(t, "ok", status)
 }

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -7,8 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lectern-reader/lectern/backend/internal/blob"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-reader/lectern/backend/internal/apptest"
+	"github.com/lectern-reader/lectern/backend/internal/blob"
+	"github.com/lectern-reader/lectern/backend/internal/imagetype/imagetest"
 )
 
 // The Covers spec's Seam 1, through the composed router over a real
@@ -26,26 +29,6 @@ const (
 	smlnCover = "https://readermc.org/images/thumbnails/Solo%20Max-Level%20Newbie.webp"
 )
 
-func putBody(site, seriesURL, chapter string) map[string]any {
-	return map[string]any{"site": site, "series_url": seriesURL, "chapter": chapter,
-		// Inert, permanently: a Cover is a fact only the backend writes.
-		"cover": "https://evil.example/tracker.png"}
-}
-
-// servePage serves a Site fixture at the registry's series URL.
-func servePage(b *jobsBundle, raw, site, file string) string {
-	ref := mustResolve(b.t, raw)
-	b.net.set(ref.SeriesURL, http.StatusOK, "text/html; charset=utf-8", readSiteFixture(b.t, site, file))
-	return ref.SeriesURL
-}
-
-func (b *jobsBundle) coverBytes(t *testing.T, coverURL, token string) (int, string, []byte) {
-	t.Helper()
-	path := strings.TrimPrefix(coverURL, testBase)
-	r := b.do("GET", path, token, nil)
-	return r.Code, r.Header.Get("Content-Type"), r.Body
-}
-
 func TestNewBookmarkAcquiresLatestAndCoverFromOneFetch(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -58,37 +41,37 @@ func TestNewBookmarkAcquiresLatestAndCoverFromOneFetch(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			b := setupJobs(t)
-			tok := b.reader("ann", false)
+			tok := b.Token("ann", false)
 			page := servePage(b, tc.seriesURL, tc.site, tc.fixture)
-			img := pngBytes(t, tc.seed)
+			img := imagetest.RealPNG(t, tc.seed)
 			// The CDN names it .webp/.jpg and serves PNG: the bytes decide.
-			b.net.set(tc.image, http.StatusOK, "image/png", img)
+			b.Net.Set(tc.image, http.StatusOK, "image/png", img)
 			key := mustResolve(t, tc.seriesURL).Key
 
-			r := b.do("PUT", "/api/bookmarks/"+key, tok, putBody(tc.site, tc.seriesURL, "Chapter 3"))
+			r := b.Do("PUT", "/api/bookmarks/"+key, tok, putBody(tc.site, tc.seriesURL, "Chapter 3"))
 			require.Equal(t, http.StatusCreated, r.Code, "%s", r.Body)
-			var created wireBookmark
-			r.json(t, &created)
+			var created apptest.Bookmark
+			r.JSON(t, &created)
 			require.Equal(t, "", *created.Cover, "no Cover before the bytes exist, and never the client's")
 
-			eventually(t, "the Cover lands", func() bool { return *b.bookmark(tok, key).Cover != "" })
-			eventually(t, "the jobs settle", func() bool { return b.jobsDone("poll_series") && b.jobsDone("fetch_cover") })
-			got := b.bookmark(tok, key)
+			apptest.Eventually(t, "the Cover lands", func() bool { return *b.Bookmark(tok, key).Cover != "" })
+			apptest.Eventually(t, "the jobs settle", func() bool { return b.JobsDone("poll_series") && b.JobsDone("fetch_cover") })
+			got := b.Bookmark(tok, key)
 			require.Equal(t, tc.kind, got.Kind)
 			require.Equal(t, tc.wantLatest, *got.LatestChapter)
 			require.True(t, strings.HasPrefix(*got.Cover, testBase+"/covers/"), *got.Cover)
 			require.True(t, strings.HasSuffix(*got.Cover, ".png"), *got.Cover)
 			require.Equal(t, "Chapter 3", got.Chapter, "Progress untouched")
-			require.Equal(t, 1, b.net.count(page), "exactly one series-page fetch")
-			require.Equal(t, 1, b.net.count(tc.image), "one image fetch")
+			require.Equal(t, 1, b.Net.Hits(page), "exactly one series-page fetch")
+			require.Equal(t, 1, b.Net.Hits(tc.image), "one image fetch")
 
 			// The route serves the bytes to anyone, no credential.
-			code, ctype, body := b.coverBytes(t, *got.Cover, "")
+			code, ctype, body := coverBytes(t, b, *got.Cover, "")
 			require.Equal(t, http.StatusOK, code)
 			require.Equal(t, "image/png", ctype)
 			require.Equal(t, img, body)
 			var src string
-			require.NoError(t, b.store.Pool.QueryRow(context.Background(), `SELECT cover_source_url FROM series WHERE key = $1`, key).Scan(&src))
+			require.NoError(t, b.Store.Pool.QueryRow(context.Background(), `SELECT cover_source_url FROM series WHERE key = $1`, key).Scan(&src))
 			require.Equal(t, tc.image, src)
 		})
 	}
@@ -97,46 +80,46 @@ func TestNewBookmarkAcquiresLatestAndCoverFromOneFetch(t *testing.T) {
 func TestExistingSeriesCausesNoFetchAndKeepsItsCover(t *testing.T) {
 	t.Parallel()
 	b := setupJobs(t)
-	ann, bob := b.reader("ann", false), b.reader("bob", false)
+	ann, bob := b.Token("ann", false), b.Token("bob", false)
 	page := servePage(b, orvURL, "asura", "series.html")
-	b.net.set(orvCover, http.StatusOK, "image/png", pngBytes(t, 3))
+	b.Net.Set(orvCover, http.StatusOK, "image/png", imagetest.RealPNG(t, 3))
 	key := mustResolve(t, orvURL).Key
-	require.Equal(t, http.StatusCreated, b.do("PUT", "/api/bookmarks/"+key, ann, putBody("asura", orvURL, "Chapter 1")).Code)
-	eventually(t, "the Cover lands", func() bool { return *b.bookmark(ann, key).Cover != "" })
-	eventually(t, "the jobs settle", func() bool { return b.jobsDone("poll_series") && b.jobsDone("fetch_cover") })
-	before := b.bookmark(ann, key)
+	require.Equal(t, http.StatusCreated, b.Do("PUT", "/api/bookmarks/"+key, ann, putBody("asura", orvURL, "Chapter 1")).Code)
+	apptest.Eventually(t, "the Cover lands", func() bool { return *b.Bookmark(ann, key).Cover != "" })
+	apptest.Eventually(t, "the jobs settle", func() bool { return b.JobsDone("poll_series") && b.JobsDone("fetch_cover") })
+	before := b.Bookmark(ann, key)
 
 	// Another Reader, another client-sent cover, a changed image behind the
 	// same URL: nothing is fetched, nothing replaced.
-	b.net.set(orvCover, http.StatusOK, "image/png", pngBytes(t, 4))
-	r := b.do("PUT", "/api/bookmarks/"+key, bob, putBody("asura", orvURL, "Chapter 2"))
+	b.Net.Set(orvCover, http.StatusOK, "image/png", imagetest.RealPNG(t, 4))
+	r := b.Do("PUT", "/api/bookmarks/"+key, bob, putBody("asura", orvURL, "Chapter 2"))
 	require.Equal(t, http.StatusCreated, r.Code)
-	var bobs wireBookmark
-	r.json(t, &bobs)
+	var bobs apptest.Bookmark
+	r.JSON(t, &bobs)
 	require.Equal(t, *before.Cover, *bobs.Cover)
-	r = b.do("PUT", "/api/bookmarks/"+key, ann, putBody("asura", orvURL, "Chapter 3"))
+	r = b.Do("PUT", "/api/bookmarks/"+key, ann, putBody("asura", orvURL, "Chapter 3"))
 	require.Equal(t, http.StatusOK, r.Code)
-	require.Equal(t, 0, b.jobCount("poll_series", "available")+b.jobCount("poll_series", "running"))
-	require.Equal(t, 1, b.net.count(page), "an existing Series is not fetched again for a Bookmark")
-	require.Equal(t, 1, b.net.count(orvCover))
-	require.Equal(t, *before.Cover, *b.bookmark(ann, key).Cover)
+	require.Equal(t, 0, b.JobCount("poll_series", "available")+b.JobCount("poll_series", "running"))
+	require.Equal(t, 1, b.Net.Hits(page), "an existing Series is not fetched again for a Bookmark")
+	require.Equal(t, 1, b.Net.Hits(orvCover))
+	require.Equal(t, *before.Cover, *b.Bookmark(ann, key).Cover)
 }
 
 func TestCoverRouteServesOnlyWhatWasStored(t *testing.T) {
 	t.Parallel()
 	b := setupJobs(t)
-	tok := b.reader("ann", false)
+	tok := b.Token("ann", false)
 	servePage(b, orvURL, "asura", "series.html")
-	img := pngBytes(t, 5)
-	b.net.set(orvCover, http.StatusOK, "image/png", img)
+	img := imagetest.RealPNG(t, 5)
+	b.Net.Set(orvCover, http.StatusOK, "image/png", img)
 	key := mustResolve(t, orvURL).Key
-	require.Equal(t, http.StatusCreated, b.do("PUT", "/api/bookmarks/"+key, tok, putBody("asura", orvURL, "Chapter 1")).Code)
-	eventually(t, "the Cover lands", func() bool { return *b.bookmark(tok, key).Cover != "" })
-	stored := strings.TrimPrefix(*b.bookmark(tok, key).Cover, testBase+"/covers/")
+	require.Equal(t, http.StatusCreated, b.Do("PUT", "/api/bookmarks/"+key, tok, putBody("asura", orvURL, "Chapter 1")).Code)
+	apptest.Eventually(t, "the Cover lands", func() bool { return *b.Bookmark(tok, key).Cover != "" })
+	stored := strings.TrimPrefix(*b.Bookmark(tok, key).Cover, testBase+"/covers/")
 	address := strings.TrimSuffix(stored, ".png")
 	require.True(t, blob.ValidAddress(address))
 
-	r := b.do("GET", "/covers/"+stored, "", nil)
+	r := b.Do("GET", "/covers/"+stored, "", nil)
 	require.Equal(t, http.StatusOK, r.Code)
 	require.Equal(t, "public, max-age=31536000, immutable", r.Header.Get("Cache-Control"))
 	require.Equal(t, "nosniff", r.Header.Get("X-Content-Type-Options"))
@@ -154,7 +137,7 @@ func TestCoverRouteServesOnlyWhatWasStored(t *testing.T) {
 		"/covers/" + address + "%00.png",
 		"/covers/" + address[:2] + "%2f" + address[2:4] + "%2f" + address,
 	} {
-		r := b.do("GET", path, "", nil)
+		r := b.Do("GET", path, "", nil)
 		require.Equal(t, http.StatusNotFound, r.Code, path)
 		require.NotEqual(t, img, r.Body, path)
 	}
@@ -163,59 +146,59 @@ func TestCoverRouteServesOnlyWhatWasStored(t *testing.T) {
 func TestCoverFailuresStoreNothingAndTouchNothingElse(t *testing.T) {
 	t.Parallel()
 	b := setupJobs(t)
-	tok := b.reader("ann", false)
+	tok := b.Token("ann", false)
 	// comix: the "image" is an HTML page; demonic: the CDN is down.
 	servePage(b, tgedURL, "comix", "series.html")
-	b.net.set(tgedCover, http.StatusOK, "image/webp", []byte("<!doctype html><html><body>not an image</body></html>"))
+	b.Net.Set(tgedCover, http.StatusOK, "image/webp", []byte("<!doctype html><html><body>not an image</body></html>"))
 	servePage(b, smlnURL, "demonic", "series.html")
-	b.net.set(smlnCover, http.StatusServiceUnavailable, "text/plain", []byte("down"))
+	b.Net.Set(smlnCover, http.StatusServiceUnavailable, "text/plain", []byte("down"))
 
 	for _, tc := range []struct{ site, url, cover string }{{"comix", tgedURL, tgedCover}, {"demonic", smlnURL, smlnCover}} {
 		key := mustResolve(t, tc.url).Key
-		r := b.do("PUT", "/api/bookmarks/"+key, tok, putBody(tc.site, tc.url, "Chapter 9"))
+		r := b.Do("PUT", "/api/bookmarks/"+key, tok, putBody(tc.site, tc.url, "Chapter 9"))
 		require.Equal(t, http.StatusCreated, r.Code, "%s", r.Body)
-		eventually(t, "the Cover fetch is tried", func() bool { return b.net.count(tc.cover) == 1 })
-		eventually(t, "the jobs settle", func() bool { return b.jobsDone("poll_series") && b.jobsDone("fetch_cover") })
-		got := b.bookmark(tok, key)
+		apptest.Eventually(t, "the Cover fetch is tried", func() bool { return b.Net.Hits(tc.cover) == 1 })
+		apptest.Eventually(t, "the jobs settle", func() bool { return b.JobsDone("poll_series") && b.JobsDone("fetch_cover") })
+		got := b.Bookmark(tok, key)
 		require.Equal(t, "", *got.Cover, tc.site)
 		require.NotEmpty(t, *got.LatestChapter, "the Latest Chapter lands whatever the Cover does")
 		require.Equal(t, "Chapter 9", got.Chapter)
 		require.Equal(t, 9.0, *got.ChapterNumber)
 		var problem string
-		require.NoError(t, b.store.Pool.QueryRow(context.Background(), `SELECT cover_problem FROM series WHERE key = $1`, key).Scan(&problem))
+		require.NoError(t, b.Store.Pool.QueryRow(context.Background(), `SELECT cover_problem FROM series WHERE key = $1`, key).Scan(&problem))
 		require.NotEmpty(t, problem, "the failure is noted for the Owner")
 	}
-	require.Zero(t, storedFiles(t, b.cfg.CoverDir), "nothing was stored")
-	require.Equal(t, 2, b.jobCount("fetch_cover", "completed"), "a failed Cover is not retried by a queue of its own")
+	require.Zero(t, storedFiles(t, b.Config.CoverDir), "nothing was stored")
+	require.Equal(t, 2, b.JobCount("fetch_cover", "completed"), "a failed Cover is not retried by a queue of its own")
 }
 
 func TestCoverBytesSurviveARestartWithoutASecondFetch(t *testing.T) {
 	t.Parallel()
 	b := setupJobs(t)
-	tok := b.reader("ann", false)
+	tok := b.Token("ann", false)
 	page := servePage(b, shadowURL, "lightnovelworld", "series.html")
-	img := pngBytes(t, 6)
-	b.net.set(shadowImg, http.StatusOK, "image/png", img)
+	img := imagetest.RealPNG(t, 6)
+	b.Net.Set(shadowImg, http.StatusOK, "image/png", img)
 	key := mustResolve(t, shadowURL).Key
-	require.Equal(t, http.StatusCreated, b.do("PUT", "/api/bookmarks/"+key, tok, putBody("lightnovelworld", shadowURL, "Chapter 1")).Code)
-	eventually(t, "the Cover lands", func() bool { return *b.bookmark(tok, key).Cover != "" })
-	eventually(t, "the jobs settle", func() bool { return b.jobsDone("poll_series") && b.jobsDone("fetch_cover") })
-	coverURL := *b.bookmark(tok, key).Cover
-	require.NoError(t, b.server.StopJobs(context.Background()))
+	require.Equal(t, http.StatusCreated, b.Do("PUT", "/api/bookmarks/"+key, tok, putBody("lightnovelworld", shadowURL, "Chapter 1")).Code)
+	apptest.Eventually(t, "the Cover lands", func() bool { return *b.Bookmark(tok, key).Cover != "" })
+	apptest.Eventually(t, "the jobs settle", func() bool { return b.JobsDone("poll_series") && b.JobsDone("fetch_cover") })
+	coverURL := *b.Bookmark(tok, key).Cover
+	require.NoError(t, b.Server.StopJobs(context.Background()))
 
 	// A new process on the same database and volume.
 	restarted := time.Now()
-	again := b.start(t, b.seams)
-	eventually(t, "the new replica's plan has run", func() bool {
+	again := b.Replica()
+	apptest.Eventually(t, "the new replica's plan has run", func() bool {
 		var n int
-		require.NoError(t, again.store.Pool.QueryRow(context.Background(),
+		require.NoError(t, again.Store.Pool.QueryRow(context.Background(),
 			`SELECT count(*) FROM river_job WHERE kind = 'plan_polls' AND state = 'completed' AND created_at > $1`, restarted).Scan(&n))
 		return n > 0
 	})
-	r := again.do("GET", strings.TrimPrefix(coverURL, testBase), "", nil)
+	r := again.Do("GET", strings.TrimPrefix(coverURL, testBase), "", nil)
 	require.Equal(t, http.StatusOK, r.Code)
 	require.Equal(t, img, r.Body)
-	require.Equal(t, coverURL, *again.bookmark(tok, key).Cover)
-	require.Equal(t, 1, b.net.count(page), "no second series-page fetch")
-	require.Equal(t, 1, b.net.count(shadowImg), "no second image fetch")
+	require.Equal(t, coverURL, *again.Bookmark(tok, key).Cover)
+	require.Equal(t, 1, b.Net.Hits(page), "no second series-page fetch")
+	require.Equal(t, 1, b.Net.Hits(shadowImg), "no second image fetch")
 }

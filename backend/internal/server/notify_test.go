@@ -4,13 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log"
-	"net"
 	"net/http"
-	"net/http/httptest"
-	"net/netip"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,56 +13,32 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lectern-reader/lectern/backend/internal/config"
+	"github.com/lectern-reader/lectern/backend/internal/fakenet"
 	"github.com/lectern-reader/lectern/backend/internal/notify"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
-	"github.com/lectern-reader/lectern/backend/internal/testcert"
 )
-
-type fixedResolver map[string]netip.Addr
-
-func (r fixedResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	if a, ok := r[host]; ok {
-		return []netip.Addr{a}, nil
-	}
-	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-}
 
 // The hook puts the scan and the sends on a River client configured as the
 // replica's: the periodic scan runs on start, finds the new chapter the
 // Poll recorded, and the send reaches the receiver through the gate seams.
 func TestNotifyJobsRunOnTheReplicasClient(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	var bodies [][]byte
-	tlsCfg, pool := testcert.New(t, "hooks.test")
-	hook := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		bodies = append(bodies, b)
-		mu.Unlock()
-	}))
-	hook.TLS = tlsCfg
-	hook.Config.ErrorLog = log.New(io.Discard, "", 0)
-	hook.StartTLS()
-	t.Cleanup(hook.Close)
-	public := netip.MustParseAddr("93.184.216.34")
+	hook := fakenet.New(t)
+	hook.HandleHost("hooks.test", http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	bodies := func() [][]byte {
+		var out [][]byte
+		for _, r := range hook.Requests() {
+			out = append(out, r.Body)
+		}
+		return out
+	}
 
 	st := store.New(pgtest.New(t))
 	d := Deps{
 		Config: config.Config{PublicBaseURL: "https://lectern.example.net", UserAgent: "lectern-test"},
 		Store:  st,
-		Seams: &Seams{
-			Resolver: fixedResolver{"hooks.test": public},
-			Dial: func(ctx context.Context, _, addr string) (net.Conn, error) {
-				if addr != netip.AddrPortFrom(public, 443).String() {
-					return nil, fmt.Errorf("no route to %s", addr)
-				}
-				var dl net.Dialer
-				return dl.DialContext(ctx, "tcp", hook.Listener.Addr().String())
-			},
-			RootCAs: pool,
-		},
+		Seams:  &Seams{Resolver: hook, Dial: hook.DialContext, RootCAs: hook.RootCAs()},
 	}
 	ctx := context.Background()
 	r, err := st.CreateReader(ctx, "ann", "x", false)
@@ -102,15 +72,9 @@ func TestNotifyJobsRunOnTheReplicasClient(t *testing.T) {
 		_ = client.Stop(stop)
 	})
 
-	require.Eventually(t, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(bodies) == 1
-	}, 30*time.Second, 50*time.Millisecond)
+	require.Eventually(t, func() bool { return len(bodies()) == 1 }, 30*time.Second, 50*time.Millisecond)
 	var body notify.WebhookBody
-	mu.Lock()
-	require.NoError(t, json.Unmarshal(bodies[0], &body))
-	mu.Unlock()
+	require.NoError(t, json.Unmarshal(bodies()[0], &body))
 	require.Len(t, body.Chapters, 1)
 	require.Equal(t, "Chapter 2", body.Chapters[0].Chapter, "the Acquisition's chapter is not news; the next one is")
 }

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"bytes"
@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -19,12 +18,13 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-reader/lectern/backend/internal/apptest"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/credential"
+	"github.com/lectern-reader/lectern/backend/internal/imagetype/imagetest"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/metrics/metricstest"
-	"github.com/lectern-reader/lectern/backend/internal/pgtest"
-	"github.com/lectern-reader/lectern/backend/internal/store"
+	"github.com/lectern-reader/lectern/backend/internal/testenv"
 )
 
 // lockedBuffer collects log output written from many goroutines.
@@ -123,20 +123,12 @@ func TestLogsCarryRequestIDsAndNoSecrets(t *testing.T) {
 	t.Parallel()
 	var logs lockedBuffer
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	st := store.New(pgtest.New(t))
-	var h http.Handler
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
-	defer ts.Close()
-	cfg := config.Config{PublicBaseURL: ts.URL, DataDir: t.TempDir()}
-	cfg.CoverDir = cfg.DataDir + "/covers"
-	srv, err := New(context.Background(), Deps{Config: cfg, Store: st, Logger: logger, Version: "test"})
-	require.NoError(t, err)
-	h = srv.Handler()
+	app := apptest.New(t, apptest.Options{Logger: logger})
 
 	const ownerPassword = "owner-pass-Zq81-never-logged"
 	const wrongPassword = "wrong-pass-Kd27-never-logged"
 	const readerPassword = "reader-pass-Mx55-never-logged"
-	c := newBrowserClient(t, ts.URL)
+	c := newBrowserClient(t, app.URL)
 
 	// First run creates the Owner; the handler logs a line about it.
 	a := c.form("/setup", "/setup", url.Values{"name": {"olive"}, "password": {ownerPassword}, "confirm": {ownerPassword}})
@@ -145,7 +137,7 @@ func TestLogsCarryRequestIDsAndNoSecrets(t *testing.T) {
 	require.NotEmpty(t, setupID)
 
 	// A wrong and a right sign-in from a second browser.
-	c2 := newBrowserClient(t, ts.URL)
+	c2 := newBrowserClient(t, app.URL)
 	a = c2.form("/login", "/login", url.Values{"name": {"olive"}, "password": {wrongPassword}})
 	require.Equal(t, http.StatusUnauthorized, a.code)
 	a = c2.form("/login", "/login", url.Values{"name": {"olive"}, "password": {ownerPassword}})
@@ -162,7 +154,7 @@ func TestLogsCarryRequestIDsAndNoSecrets(t *testing.T) {
 	token := strings.TrimSpace(a.doc.Find("#new-token-value").Text())
 	require.True(t, strings.HasPrefix(token, credential.TokenPrefix), a.body)
 
-	api := newBrowserClient(t, ts.URL)
+	api := newBrowserClient(t, app.URL)
 	bearer := "Bearer " + token
 	a = api.do(http.MethodPut, "/api/bookmarks/asura:solo-leveling", strings.NewReader(
 		`{"site":"asura","series_url":"https://asuracomic.net/series/solo-leveling","chapter":"Chapter 1"}`),
@@ -262,17 +254,14 @@ func freeLoopback(t *testing.T) string {
 // listener does not serve them.
 func TestMetricsEndpointAfterRealTraffic(t *testing.T) {
 	t.Parallel()
-	st := store.New(pgtest.New(t))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	base := "http://" + ln.Addr().String()
 	metricsAddr := freeLoopback(t)
-	cfg := config.Config{PublicBaseURL: base, DataDir: t.TempDir(), MetricsAddr: metricsAddr}
-	cfg.CoverDir = cfg.DataDir + "/covers"
 	// WORKERS is 0: the Acquisitions the PUTs queue stay in the queue.
-	srv, err := New(context.Background(), Deps{Config: cfg, Store: st, Version: "v9.9.9-test",
-		Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
+	app := apptest.New(t, apptest.Options{PublicBaseURL: base, Version: "v9.9.9-test",
+		Config: func(c *config.Config) { c.MetricsAddr = metricsAddr }})
+	srv := app.Server
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx, ln) }()
@@ -281,8 +270,7 @@ func TestMetricsEndpointAfterRealTraffic(t *testing.T) {
 		require.NoError(t, <-done)
 	}()
 
-	b := &testBundle{t: t, store: st}
-	token := b.reader("olive", true)
+	token := app.Token("olive", true)
 	c := newBrowserClient(t, base)
 	require.Eventually(t, func() bool {
 		resp, err := http.Get(base + "/readyz")
@@ -337,22 +325,22 @@ func TestMetricsEndpointAfterRealTraffic(t *testing.T) {
 func TestJobMetricsAfterRealPolls(t *testing.T) {
 	t.Parallel()
 	b := setupJobs(t)
-	ann := b.reader("ann", false)
-	h := b.server.Metrics().Handler()
+	ann := b.Token("ann", false)
+	h := b.Server.Metrics().Handler()
 	// The first scrape is where the Latest Chapter changes start counting.
 	s := metricstest.Serve(t, h)
 	require.Equal(t, 0.0, s.Value(t, "lectern_latest_chapter_changes_total", "site", "asura"))
 
 	servePage(b, orvURL, "asura", "series.html")
-	b.net.set(orvCover, http.StatusOK, "image/png", pngBytes(t, 3))
+	b.Net.Set(orvCover, http.StatusOK, "image/png", imagetest.RealPNG(t, 3))
 	comix := mustResolve(t, tgedURL)
-	b.net.set(comix.SeriesURL, http.StatusForbidden, "text/html", readSiteFixture(t, "comix", "challenge.html"))
+	b.Net.Set(comix.SeriesURL, http.StatusForbidden, "text/html", testenv.SiteFixture(t, "comix", "challenge.html"))
 	orv := mustResolve(t, orvURL).Key
-	require.Equal(t, http.StatusCreated, b.do("PUT", "/api/bookmarks/"+orv, ann, putBody("asura", orvURL, "Chapter 1")).Code)
-	require.Equal(t, http.StatusCreated, b.do("PUT", "/api/bookmarks/"+comix.Key, ann, putBody("comix", tgedURL, "Chapter 1")).Code)
-	eventually(t, "the Cover lands", func() bool { return *b.bookmark(ann, orv).Cover != "" })
-	eventually(t, "the jobs settle", func() bool {
-		return b.jobsDone("fetch_cover") && b.jobCount("poll_series", "completed") == 1 && b.jobCount("poll_series", "scheduled") == 1
+	require.Equal(t, http.StatusCreated, b.Do("PUT", "/api/bookmarks/"+orv, ann, putBody("asura", orvURL, "Chapter 1")).Code)
+	require.Equal(t, http.StatusCreated, b.Do("PUT", "/api/bookmarks/"+comix.Key, ann, putBody("comix", tgedURL, "Chapter 1")).Code)
+	apptest.Eventually(t, "the Cover lands", func() bool { return *b.Bookmark(ann, orv).Cover != "" })
+	apptest.Eventually(t, "the jobs settle", func() bool {
+		return b.JobsDone("fetch_cover") && b.JobCount("poll_series", "completed") == 1 && b.JobCount("poll_series", "scheduled") == 1
 	})
 
 	s = metricstest.Serve(t, h)

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -7,7 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/store"
+	"github.com/lectern-reader/lectern/backend/internal/apptest"
+	"github.com/lectern-reader/lectern/backend/internal/server"
 )
 
 // A job left running by a replica that died is run again within minutes,
@@ -17,13 +18,10 @@ import (
 // left alone: they may still be running somewhere.
 func TestStrandedPollIsRescuedWithinMinutes(t *testing.T) {
 	t.Parallel()
-	n, seams := newFixtureNet(t)
-	b := &jobsBundle{net: n, seams: seams, url: newDatabaseURL(t), cfg: jobsConfig(t.TempDir())}
-	st, err := store.Open(context.Background(), b.url)
-	require.NoError(t, err)
-	t.Cleanup(st.Close)
+	b := apptest.New(t, apptest.Options{PublicBaseURL: testBase, Workers: 4, DeferJobs: true})
+	st := b.Store
 
-	horizon := rescueStuckJobsAfter(pollJobTimeout(b.cfg))
+	horizon := server.RescueHorizon(b.Config)
 	require.Less(t, horizon, 10*time.Minute)
 	strand := func(kind, args string, runningFor time.Duration) int64 {
 		var id int64
@@ -37,13 +35,13 @@ func TestStrandedPollIsRescuedWithinMinutes(t *testing.T) {
 	recent := strand("poll_series", `{"key":"asura:recent","reason":"schedule"}`, 2*time.Minute)
 	archiving := strand("archive_chapter", `{"url":"https://asurascans.com/comics/x/chapter/1","chapter_id":1,"series":"asura:x"}`, horizon+time.Minute)
 
-	b.testBundle = b.start(t, seams)
+	b.StartJobs()
 	state := func(id int64) string {
 		var s string
 		require.NoError(t, st.Pool.QueryRow(context.Background(), `SELECT state::text FROM river_job WHERE id = $1`, id).Scan(&s))
 		return s
 	}
-	eventually(t, "the stranded poll is rescued", func() bool { return state(stranded) != "running" })
+	apptest.Eventually(t, "the stranded poll is rescued", func() bool { return state(stranded) != "running" })
 	require.Equal(t, "running", state(recent), "a poll started two minutes ago may still be running")
 	require.Equal(t, "running", state(archiving), "an archive job inside its own timeout may still be running")
 }

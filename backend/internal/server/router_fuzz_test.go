@@ -1,23 +1,20 @@
-package server
+package server_test
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/lectern-reader/lectern/backend/internal/config"
+	"github.com/lectern-reader/lectern/backend/internal/apptest"
 	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
-	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -42,15 +39,12 @@ type fuzzWorld struct {
 func newFuzzWorld(tb testing.TB) *fuzzWorld {
 	tb.Helper()
 	ctx := context.Background()
-	st := store.New(pgtest.New(tb))
-	dir := tb.TempDir()
-	cfg := config.Config{PublicBaseURL: testBase, DataDir: dir}
-	cfg.Fill()
-	srv, err := New(ctx, Deps{Config: cfg, Store: st, Version: "fuzz", Logger: quiet(), Seams: offline()})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	w := &fuzzWorld{h: srv.Handler(), st: st}
+	// A fuzzed request may create a push target on any host and ask for a
+	// test send: the fake network has no answer, so it resolves and dials
+	// nothing, and no test touches the live network.
+	app := apptest.New(tb, apptest.Options{PublicBaseURL: testBase, Version: "fuzz"})
+	st := app.Store
+	w := &fuzzWorld{h: app.Handler(), st: st}
 	mk := func(name string, owner bool) (store.Reader, string) {
 		hash, err := credential.HashPassword("correct horse battery")
 		if err != nil {
@@ -115,20 +109,6 @@ func (w *fuzzWorld) serve(tb testing.TB, method, target, token, ctype, body stri
 	rec := httptest.NewRecorder()
 	w.h.ServeHTTP(rec, req)
 	return rec
-}
-
-// offline are network seams that resolve and dial nothing: a fuzzed
-// request may create a push target on any host and ask for a test send,
-// and no test touches the live network.
-func offline() *Seams {
-	return &Seams{
-		Resolver: resolverFunc(func(_ context.Context, _, host string) ([]netip.Addr, error) {
-			return nil, &net.DNSError{Err: "offline test", Name: host, IsNotFound: true}
-		}),
-		Dial: func(_ context.Context, _, addr string) (net.Conn, error) {
-			return nil, fmt.Errorf("offline test: no route to %s", addr)
-		},
-	}
 }
 
 // credential is the fuzzed choice of what a request carries.
@@ -300,7 +280,7 @@ func FuzzPutBookmark(f *testing.F) {
 		if rec.Code != http.StatusOK && rec.Code != http.StatusCreated {
 			return
 		}
-		var b wireBookmark
+		var b apptest.Bookmark
 		if err := json.Unmarshal(rec.Body.Bytes(), &b); err != nil {
 			t.Fatalf("accepted PUT answered %s", rec.Body)
 		}

@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -78,6 +80,11 @@ func (a *Authority) Leaf(hosts ...string) (tls.Certificate, error) {
 	if err != nil {
 		return tls.Certificate{}, fmt.Errorf("testcert: generate leaf key: %w", err)
 	}
+	return a.leafFor(key, hosts)
+}
+
+// leafFor signs a leaf for hosts over key.
+func (a *Authority) leafFor(key *ecdsa.PrivateKey, hosts []string) (tls.Certificate, error) {
 	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(),
@@ -103,6 +110,68 @@ func (a *Authority) Leaf(hosts ...string) (tls.Certificate, error) {
 		return tls.Certificate{}, fmt.Errorf("testcert: parse leaf: %w", err)
 	}
 	return tls.Certificate{Certificate: [][]byte{der, a.cert.Raw}, PrivateKey: key, Leaf: leaf}, nil
+}
+
+// OnDemand issues leaves signed by an Authority for whatever name a client
+// asks for (its TLS server name), all on one key, so one SPKI hash pins every
+// leaf. A client that sends no server name (it dialled an IP literal) gets
+// the leaf for the fallback hosts.
+type OnDemand struct {
+	ca       *Authority
+	key      *ecdsa.PrivateKey
+	fallback []string
+	spki     string
+
+	mu     sync.Mutex
+	leaves map[string]*tls.Certificate
+}
+
+// OnDemand starts issuing leaves on demand; fallback names the hosts (IP
+// literals, usually) of the leaf for a client that sends no server name.
+func (a *Authority) OnDemand(fallback ...string) (*OnDemand, error) {
+	if len(fallback) == 0 {
+		return nil, errors.New("testcert: on-demand leaves need at least one fallback host")
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("testcert: generate leaf key: %w", err)
+	}
+	o := &OnDemand{ca: a, key: key, fallback: fallback, leaves: map[string]*tls.Certificate{}}
+	leaf, err := o.leaf("")
+	if err != nil {
+		return nil, err
+	}
+	if o.spki, err = SPKIHash(*leaf); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// GetCertificate is tls.Config.GetCertificate: the leaf for the name asked.
+func (o *OnDemand) GetCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+	return o.leaf(strings.ToLower(strings.TrimSuffix(hello.ServerName, ".")))
+}
+
+// SPKIHash is the base64 SHA-256 of the key every leaf carries, the form
+// Chromium's --ignore-certificate-errors-spki-list takes.
+func (o *OnDemand) SPKIHash() string { return o.spki }
+
+func (o *OnDemand) leaf(name string) (*tls.Certificate, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if c, ok := o.leaves[name]; ok {
+		return c, nil
+	}
+	hosts := o.fallback
+	if name != "" {
+		hosts = []string{name}
+	}
+	c, err := o.ca.leafFor(o.key, hosts)
+	if err != nil {
+		return nil, err
+	}
+	o.leaves[name] = &c
+	return &c, nil
 }
 
 // ServerConfig is a TLS server configuration presenting a leaf for hosts.

@@ -1,7 +1,8 @@
 // Package testenv finds what tests need from the machine: the repository's
-// root, a Chromium, the files a test left in a directory. A missing browser fails the test rather than skipping
-// it: the browser tests are the only proof the browser fetcher and the UI
-// work, and a silent skip would hide that they never ran.
+// root and its Site fixtures, a Chromium, a place for screenshots, the files
+// a test left in a directory. A missing browser fails the test rather than
+// skipping it: the browser tests are the only proof the browser fetcher and
+// the UI work, and a silent skip would hide that they never ran.
 package testenv
 
 import (
@@ -50,16 +51,25 @@ func ChromiumPath(t testing.TB) string {
 	return ""
 }
 
-// ScreenshotDir is $ARTIFACTS_DIR/screenshots, else artifacts/screenshots
-// at the repository root (gitignored); it exists on return.
+// ScreenshotDir is where a test leaves its screenshots: the directory
+// $LECTERN_SCREENSHOT_DIR names (made if missing), else a temporary one
+// removed with the test, so no test writes inside the repository.
 func ScreenshotDir(t testing.TB) string {
 	t.Helper()
-	dir := filepath.Join(RepoRoot(t), "artifacts", "screenshots")
-	if a := os.Getenv("ARTIFACTS_DIR"); a != "" {
-		dir = filepath.Join(a, "screenshots")
+	dir := os.Getenv("LECTERN_SCREENSHOT_DIR")
+	if dir == "" {
+		return t.TempDir()
 	}
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	return dir
+}
+
+// SiteFixture is the page testdata/sites/<site>/<file> of the repository.
+func SiteFixture(t testing.TB, site, file string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(RepoRoot(t), "testdata", "sites", site, file))
+	require.NoError(t, err)
+	return b
 }
 
 // FilesUnder lists every non-directory under dir, relative to it.

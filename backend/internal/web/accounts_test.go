@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-reader/lectern/backend/internal/apptest"
 	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/credential"
@@ -26,54 +27,54 @@ import (
 func TestFirstRunCreatesTheOwnerOnlyWhileNoReaderExists(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	c := b.client()
+	c := b.Browser()
 
-	r := c.get("/")
+	r := c.Get("/")
 	require.Equal(t, http.StatusSeeOther, r.Code)
-	require.Equal(t, "/setup", r.location(), "no Reader yet: the front door is first-run set-up")
-	r = c.get("/library/manga")
+	require.Equal(t, "/setup", r.Location(), "no Reader yet: the front door is first-run set-up")
+	r = c.Get("/library/manga")
 	require.Equal(t, http.StatusSeeOther, r.Code)
-	require.Equal(t, "/setup", r.location())
-	r = c.get("/login")
-	require.Equal(t, "/setup", r.location())
+	require.Equal(t, "/setup", r.Location())
+	r = c.Get("/login")
+	require.Equal(t, "/setup", r.Location())
 
-	form := c.get("/setup")
+	form := c.Get("/setup")
 	require.Equal(t, http.StatusOK, form.Code)
 	require.Equal(t, 1, form.Doc.Find(`form[action="/setup"]`).Length())
-	token := csrf(t, form)
+	token := apptest.CSRF(t, form)
 
 	// Refused without the double-submitted token.
-	r = c.post("/setup", url.Values{"name": {"olive"}, "password": {password}, "confirm": {password}})
+	r = c.Post("/setup", url.Values{"name": {"olive"}, "password": {password}, "confirm": {password}})
 	require.Equal(t, http.StatusForbidden, r.Code)
 	// Refused with mismatched passwords or a weak one, saying why.
-	r = c.post("/setup", url.Values{"csrf": {token}, "name": {"olive"}, "password": {password}, "confirm": {"other password"}})
+	r = c.Post("/setup", url.Values{"csrf": {token}, "name": {"olive"}, "password": {password}, "confirm": {"other password"}})
 	require.Equal(t, http.StatusUnprocessableEntity, r.Code)
 	require.Contains(t, text(r, `[data-testid="form-error"]`), "passwords differ")
-	r = c.post("/setup", url.Values{"csrf": {token}, "name": {"olive"}, "password": {"short"}, "confirm": {"short"}})
+	r = c.Post("/setup", url.Values{"csrf": {token}, "name": {"olive"}, "password": {"short"}, "confirm": {"short"}})
 	require.Equal(t, http.StatusUnprocessableEntity, r.Code)
 	require.Contains(t, text(r, `[data-testid="form-error"]`), "at least 8 characters")
-	r = c.post("/setup", url.Values{"csrf": {token}, "name": {" olive"}, "password": {password}, "confirm": {password}})
+	r = c.Post("/setup", url.Values{"csrf": {token}, "name": {" olive"}, "password": {password}, "confirm": {password}})
 	require.Equal(t, http.StatusSeeOther, r.Code, "surrounding spaces are trimmed: %s", r.Body)
-	require.Equal(t, "/library/manga?msg=welcome", r.location())
+	require.Equal(t, "/library/manga?msg=welcome", r.Location())
 
-	owner, err := b.store.ReaderByName(context.Background(), "olive")
+	owner, err := b.Store.ReaderByName(context.Background(), "olive")
 	require.NoError(t, err)
 	require.True(t, owner.IsOwner)
-	lib := c.get(r.location())
+	lib := c.Get(r.Location())
 	require.Equal(t, http.StatusOK, lib.Code)
 	require.Equal(t, "olive", text(lib, `[data-testid="who"]`), "set-up signs the Owner in")
 	require.Contains(t, text(lib, `[data-testid="flash"]`), "Welcome")
 
 	// Once a Reader exists, set-up is closed to everyone.
-	other := b.client()
-	r = other.get("/setup")
+	other := b.Browser()
+	r = other.Get("/setup")
 	require.Equal(t, http.StatusSeeOther, r.Code)
-	require.Equal(t, "/login", r.location())
-	login := other.get("/login")
-	r = other.post("/setup", url.Values{"csrf": {csrf(t, login)}, "name": {"mallory"}, "password": {password}, "confirm": {password}})
+	require.Equal(t, "/login", r.Location())
+	login := other.Get("/login")
+	r = other.Post("/setup", url.Values{"csrf": {apptest.CSRF(t, login)}, "name": {"mallory"}, "password": {password}, "confirm": {password}})
 	require.Equal(t, http.StatusConflict, r.Code)
 	require.Contains(t, text(r, `[data-testid="error-message"]`), "already has an Owner")
-	require.Equal(t, 1, b.count(`SELECT count(*) FROM readers`))
+	require.Equal(t, 1, b.Count(`SELECT count(*) FROM readers`))
 }
 
 func TestSessionCookieAttributesAndOnlyItsHashIsStored(t *testing.T) {
@@ -134,50 +135,50 @@ func TestSessionCookieAttributesAndOnlyItsHashIsStored(t *testing.T) {
 func TestLoginLogout(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ann := b.reader("ann", false)
-	c := b.client()
+	ann := b.Reader("ann", false)
+	c := b.Browser()
 
-	r := c.get("/settings")
+	r := c.Get("/settings")
 	require.Equal(t, http.StatusSeeOther, r.Code)
-	require.Equal(t, "/login?next=%2Fsettings", r.location(), "an anonymous visitor signs in and comes back")
+	require.Equal(t, "/login?next=%2Fsettings", r.Location(), "an anonymous visitor signs in and comes back")
 
-	form := c.get("/login?next=%2Fsettings")
+	form := c.Get("/login?next=%2Fsettings")
 	require.Equal(t, "/settings", form.Doc.Find(`input[name="next"]`).AttrOr("value", ""))
-	token := csrf(t, form)
-	r = c.post("/login", url.Values{"csrf": {token}, "name": {"ann"}, "password": {"wrong password"}})
+	token := apptest.CSRF(t, form)
+	r = c.Post("/login", url.Values{"csrf": {token}, "name": {"ann"}, "password": {"wrong password"}})
 	require.Equal(t, http.StatusUnauthorized, r.Code)
 	require.Equal(t, "Wrong name or password.", text(r, `[data-testid="form-error"]`))
 	require.Equal(t, "ann", r.Doc.Find(`input[name="name"]`).AttrOr("value", ""), "the name is kept, the password is not")
 	require.Empty(t, r.Doc.Find(`input[name="password"]`).AttrOr("value", ""))
-	r = c.post("/login", url.Values{"csrf": {token}, "name": {"nobody"}, "password": {password}})
+	r = c.Post("/login", url.Values{"csrf": {token}, "name": {"nobody"}, "password": {password}})
 	require.Equal(t, http.StatusUnauthorized, r.Code)
 	require.Equal(t, "Wrong name or password.", text(r, `[data-testid="form-error"]`), "an unknown name reads the same as a wrong password")
 
 	// Bytes the database cannot hold are a 400, not a failed query.
-	r = c.post("/login", url.Values{"csrf": {token}, "name": {"ann\x00"}, "password": {password}})
+	r = c.Post("/login", url.Values{"csrf": {token}, "name": {"ann\x00"}, "password": {password}})
 	require.Equal(t, http.StatusBadRequest, r.Code)
-	r = c.post("/login", url.Values{"csrf": {token}, "name": {"\xffann"}, "password": {password}})
+	r = c.Post("/login", url.Values{"csrf": {token}, "name": {"\xffann"}, "password": {password}})
 	require.Equal(t, http.StatusBadRequest, r.Code)
 
 	// An open redirect through ?next= is refused.
-	r = c.post("/login", url.Values{"csrf": {token}, "name": {"ann"}, "password": {password}, "next": {"//evil.example/x"}})
+	r = c.Post("/login", url.Values{"csrf": {token}, "name": {"ann"}, "password": {password}, "next": {"//evil.example/x"}})
 	require.Equal(t, http.StatusSeeOther, r.Code)
-	require.Equal(t, "/library/manga", r.location())
-	require.Equal(t, 1, b.count(`SELECT count(*) FROM sessions WHERE reader_id = $1`, ann.ID))
+	require.Equal(t, "/library/manga", r.Location())
+	require.Equal(t, 1, b.Count(`SELECT count(*) FROM sessions WHERE reader_id = $1`, ann.ID))
 
-	r = c.get("/settings")
+	r = c.Get("/settings")
 	require.Equal(t, http.StatusOK, r.Code)
 	require.Equal(t, "ann", text(r, `[data-testid="who"]`))
 	require.Zero(t, r.Doc.Find(`[data-testid="nav-owner"]`).Length(), "a Reader sees no Owner link")
 
 	// Sign out needs the session's CSRF token too.
-	r = c.post("/logout", nil)
+	r = c.Post("/logout", nil)
 	require.Equal(t, http.StatusForbidden, r.Code)
-	r = c.postForm("/settings", "/logout", nil)
+	r = c.PostForm("/settings", "/logout", nil)
 	require.Equal(t, http.StatusSeeOther, r.Code)
-	require.Equal(t, "/login", r.location())
-	require.Zero(t, b.count(`SELECT count(*) FROM sessions WHERE reader_id = $1`, ann.ID), "the session row is gone, not just the cookie")
-	r = c.get("/settings")
+	require.Equal(t, "/login", r.Location())
+	require.Zero(t, b.Count(`SELECT count(*) FROM sessions WHERE reader_id = $1`, ann.ID), "the session row is gone, not just the cookie")
+	r = c.Get("/settings")
 	require.Equal(t, http.StatusSeeOther, r.Code)
 }
 
@@ -292,31 +293,31 @@ func TestLoginLimitBehindATrustedProxy(t *testing.T) {
 func TestPasswordChangeEndsOtherSessions(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ann := b.reader("ann", false)
-	here, there := b.client(), b.client()
-	here.signIn("ann", password)
-	there.signIn("ann", password)
+	ann := b.Reader("ann", false)
+	here, there := b.Browser(), b.Browser()
+	here.SignIn("ann", password)
+	there.SignIn("ann", password)
 
 	const next = "a brand new passphrase"
-	r := here.postForm("/settings", "/settings/password", url.Values{"current": {"wrong"}, "new": {next}, "confirm": {next}})
+	r := here.PostForm("/settings", "/settings/password", url.Values{"current": {"wrong"}, "new": {next}, "confirm": {next}})
 	require.Equal(t, http.StatusUnprocessableEntity, r.Code)
 	require.Equal(t, "The current password is wrong.", text(r, `[data-testid="password-error"]`))
-	r = here.postForm("/settings", "/settings/password", url.Values{"current": {password}, "new": {next}, "confirm": {"typo"}})
+	r = here.PostForm("/settings", "/settings/password", url.Values{"current": {password}, "new": {next}, "confirm": {"typo"}})
 	require.Equal(t, http.StatusUnprocessableEntity, r.Code)
-	r = here.postForm("/settings", "/settings/password", url.Values{"current": {password}, "new": {"short"}, "confirm": {"short"}})
+	r = here.PostForm("/settings", "/settings/password", url.Values{"current": {password}, "new": {"short"}, "confirm": {"short"}})
 	require.Equal(t, http.StatusUnprocessableEntity, r.Code)
 	require.Contains(t, text(r, `[data-testid="password-error"]`), "at least 8 characters")
 
-	r = here.postForm("/settings", "/settings/password", url.Values{"current": {password}, "new": {next}, "confirm": {next}})
+	r = here.PostForm("/settings", "/settings/password", url.Values{"current": {password}, "new": {next}, "confirm": {next}})
 	require.Equal(t, http.StatusSeeOther, r.Code, r.Body)
-	require.Equal(t, "/settings?msg=password-changed", r.location())
-	require.Equal(t, http.StatusOK, here.get("/settings").Code, "this browser stays signed in")
-	require.Equal(t, http.StatusSeeOther, there.get("/settings").Code, "the other session ended")
-	require.Equal(t, 1, b.count(`SELECT count(*) FROM sessions WHERE reader_id = $1`, ann.ID))
+	require.Equal(t, "/settings?msg=password-changed", r.Location())
+	require.Equal(t, http.StatusOK, here.Get("/settings").Code, "this browser stays signed in")
+	require.Equal(t, http.StatusSeeOther, there.Get("/settings").Code, "the other session ended")
+	require.Equal(t, 1, b.Count(`SELECT count(*) FROM sessions WHERE reader_id = $1`, ann.ID))
 
-	fresh := b.client()
-	p := fresh.get("/login")
-	r = fresh.post("/login", url.Values{"csrf": {csrf(t, p)}, "name": {"ann"}, "password": {password}})
+	fresh := b.Browser()
+	p := fresh.Get("/login")
+	r = fresh.Post("/login", url.Values{"csrf": {apptest.CSRF(t, p)}, "name": {"ann"}, "password": {password}})
 	require.Equal(t, http.StatusUnauthorized, r.Code, "the old password is gone")
-	fresh.signIn("ann", next)
+	fresh.SignIn("ann", next)
 }

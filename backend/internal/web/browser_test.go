@@ -8,7 +8,6 @@ import (
 	"image/color"
 	"image/png"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,11 +20,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lectern-reader/lectern/backend/internal/blob"
-	"github.com/lectern-reader/lectern/backend/internal/config"
-	"github.com/lectern-reader/lectern/backend/internal/cover"
-	"github.com/lectern-reader/lectern/backend/internal/pgtest"
-	"github.com/lectern-reader/lectern/backend/internal/server"
-	"github.com/lectern-reader/lectern/backend/internal/store"
 	"github.com/lectern-reader/lectern/backend/internal/testenv"
 )
 
@@ -237,37 +231,20 @@ func coverPNG(t testing.TB, top, bottom color.RGBA) []byte {
 // storeCover puts PNG bytes in the content-addressed Cover store and points
 // the Series at them, as the fetch_cover job does.
 func (b *testBundle) storeCover(key string, png []byte) string {
-	b.t.Helper()
-	addr, err := (&blob.Store{Dir: b.cfg.CoverDir}).Put(context.Background(), png, "image/png")
-	require.NoError(b.t, err)
-	_, err = b.store.Pool.Exec(context.Background(), `
+	b.T.Helper()
+	addr, err := (&blob.Store{Dir: b.Config.CoverDir}).Put(context.Background(), png, "image/png")
+	require.NoError(b.T, err)
+	_, err = b.Store.Pool.Exec(context.Background(), `
 		UPDATE series SET cover_address = $2, cover_type = 'image/png', cover_size = $3, cover_at = now(), updated_at = now()
 		WHERE key = $1`, key, addr, len(png))
-	require.NoError(b.t, err)
+	require.NoError(b.T, err)
 	return addr
 }
 
-// setupWithCovers is setup with the public Cover route in front of the real
-// router, as the deployment serves it.
-func setupWithCovers(t *testing.T) *testBundle {
-	t.Helper()
-	st := store.New(pgtest.New(t))
-	mux := http.NewServeMux()
-	ts := httptest.NewServer(mux)
-	t.Cleanup(ts.Close)
-	cfg := config.Config{PublicBaseURL: ts.URL, DataDir: t.TempDir()}
-	cfg.CoverDir = filepath.Join(cfg.DataDir, "covers")
-	srv, err := server.New(context.Background(), server.Deps{Config: cfg, Store: st, Version: "test"})
-	require.NoError(t, err)
-	mux.Handle("/covers/", cover.NewHandler(&blob.Store{Dir: cfg.CoverDir}))
-	mux.Handle("/", srv.Handler())
-	return &testBundle{t: t, store: st, srv: srv, lib: srv.Library(), ts: ts, cfg: cfg}
-}
-
 func TestBrowserLibraryAndOwnerConsole(t *testing.T) {
-	b := setupWithCovers(t)
+	b := setup(t)
 	browser := startBrowser(t)
-	owner := newTab(t, browser, b.ts.URL)
+	owner := newTab(t, browser, b.URL)
 
 	// First run: the front door leads to set-up, which creates the Owner.
 	require.EqualValues(t, 200, owner.open("/"))
@@ -280,7 +257,7 @@ func TestBrowserLibraryAndOwnerConsole(t *testing.T) {
 	require.Equal(t, "/library/manga?msg=welcome", owner.path())
 	require.Equal(t, "olive", owner.text(`[data-testid="who"]`))
 	require.Contains(t, owner.text(`[data-testid="empty"]`), "Your manga library is empty")
-	olive, err := b.store.ReaderByName(context.Background(), "olive")
+	olive, err := b.Store.ReaderByName(context.Background(), "olive")
 	require.NoError(t, err)
 	require.True(t, olive.IsOwner)
 
@@ -316,7 +293,7 @@ func TestBrowserLibraryAndOwnerConsole(t *testing.T) {
 			b.storeCover(bm.Key, coverPNG(t, s.art[0], s.art[1]))
 		}
 	}
-	_, err = b.store.Pool.Exec(context.Background(),
+	_, err = b.Store.Pool.Exec(context.Background(),
 		`UPDATE series SET cover_address = $2, cover_type = 'image/jpeg' WHERE key = $1`, omniKey, strings.Repeat("0f", 32))
 	require.NoError(t, err)
 	b.bookmark(olive.ID, slaveURL, "Shadow Slave", "Chapter 100", "")
@@ -325,7 +302,7 @@ func TestBrowserLibraryAndOwnerConsole(t *testing.T) {
 	require.Len(t, owner.cardTitles(), 8)
 	soloImg := `document.querySelector('[data-key="` + soloKey + `"] img[data-cover]')`
 	owner.waitFor(soloImg + `?.complete && ` + soloImg + `.naturalWidth === 160`)
-	require.Equal(t, b.cfg.PublicBaseURL+"/covers/", eval[string](owner, soloImg+`.src`)[:len(b.cfg.PublicBaseURL)+8])
+	require.Equal(t, b.Config.PublicBaseURL+"/covers/", eval[string](owner, soloImg+`.src`)[:len(b.Config.PublicBaseURL)+8])
 	// The Cover whose bytes are gone: its <img> fails and is removed, the
 	// monogram shows, as in the panel.
 	owner.waitFor(`document.querySelector('[data-key="` + omniKey + `"] img') === null`)
@@ -425,13 +402,13 @@ func TestBrowserLibraryAndOwnerConsole(t *testing.T) {
 	require.Equal(t, "Reader created.", owner.text(`[data-testid="flash"]`))
 	require.Equal(t, "ann", owner.text(`[data-testid="reader-row"][data-name="ann"] strong`))
 	owner.shoot("owner-readers")
-	annRow, err := b.store.ReaderByName(context.Background(), "ann")
+	annRow, err := b.Store.ReaderByName(context.Background(), "ann")
 	require.NoError(t, err)
 	require.EqualValues(t, 200, owner.open(fmt.Sprintf("/owner/readers/%d/delete", annRow.ID)))
 	owner.shoot("owner-reader-delete")
 
 	// The new Reader signs in elsewhere; the Owner console is closed to her.
-	ann := newTab(t, browser, b.ts.URL)
+	ann := newTab(t, browser, b.URL)
 	require.EqualValues(t, 200, ann.open("/owner/readers"))
 	require.Equal(t, "/login?next=%2Fowner%2Freaders", ann.path())
 	ann.shoot("login")

@@ -49,29 +49,29 @@ func fetchFeed(t *testing.T, u string, hdr ...string) feedResponse {
 
 // recordPoll writes a poll's outcome through the Poll's own store path.
 func (b *testBundle) recordPoll(key, title, label string, n float64) {
-	b.t.Helper()
-	_, err := b.store.RecordPoll(context.Background(), key, store.PollResult{
+	b.T.Helper()
+	_, err := b.Store.RecordPoll(context.Background(), key, store.PollResult{
 		Status: store.PollOK, Success: true, Title: title,
 		Latest: &store.LatestChapter{Label: label, Number: &n, URL: asuraChapter("https://asurascans.com/comics/solo-leveling", int(n))},
 	})
-	require.NoError(b.t, err)
+	require.NoError(b.T, err)
 }
 
 func TestFeedURLIsShownOnceAndHonoursValidators(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ann := b.reader("ann", false)
+	ann := b.Reader("ann", false)
 	b.bookmark(ann.ID, soloURL, "Solo Leveling", "Chapter 1", "")
-	c := b.client()
-	c.signIn("ann", password)
+	c := b.Browser()
+	c.SignIn("ann", password)
 
-	settings := c.get("/settings")
+	settings := c.Get("/settings")
 	require.Equal(t, 1, settings.Doc.Find(`[data-testid="feed-create"]`).Length())
-	made := c.postForm("/settings", "/settings/feed", nil)
+	made := c.PostForm("/settings", "/settings/feed", nil)
 	require.Equal(t, http.StatusOK, made.Code, made.Body)
 	feedURL := text(made, `[data-testid="new-feed-url"]`)
-	require.Regexp(t, `^`+regexp.QuoteMeta(b.cfg.PublicBaseURL)+feedURLPattern.String()+`$`, feedURL)
-	again := c.get("/settings")
+	require.Regexp(t, `^`+regexp.QuoteMeta(b.Config.PublicBaseURL)+feedURLPattern.String()+`$`, feedURL)
+	again := c.Get("/settings")
 	require.Empty(t, feedURLPattern.FindAllString(again.Body, -1), "the URL is shown once only")
 	require.Contains(t, text(again, `[data-testid="feed-state"]`), "never")
 
@@ -85,7 +85,7 @@ func TestFeedURLIsShownOnceAndHonoursValidators(t *testing.T) {
 	etag, modified := res.header.Get("ETag"), res.header.Get("Last-Modified")
 	require.NotEmpty(t, etag)
 	require.NotEmpty(t, modified)
-	require.Contains(t, text(c.get("/settings"), `[data-testid="feed-state"]`), "just now", "the read is recorded")
+	require.Contains(t, text(c.Get("/settings"), `[data-testid="feed-state"]`), "just now", "the read is recorded")
 
 	// Unchanged: 304 by ETag and by date, with no body.
 	res = fetchFeed(t, feedURL, "If-None-Match", etag)
@@ -110,16 +110,16 @@ func TestFeedURLIsShownOnceAndHonoursValidators(t *testing.T) {
 	require.Equal(t, http.StatusNotModified, fetchFeed(t, feedURL, "If-None-Match", "W/"+etag).code)
 
 	// A new URL ends the old one; revoking ends both.
-	remade := c.postForm("/settings", "/settings/feed", nil)
+	remade := c.PostForm("/settings", "/settings/feed", nil)
 	newURL := text(remade, `[data-testid="new-feed-url"]`)
 	require.NotEqual(t, feedURL, newURL)
 	require.Equal(t, http.StatusNotFound, fetchFeed(t, feedURL).code)
 	require.Equal(t, http.StatusOK, fetchFeed(t, newURL).code)
-	revoked := c.postForm("/settings", "/settings/feed/revoke", nil)
+	revoked := c.PostForm("/settings", "/settings/feed/revoke", nil)
 	require.Equal(t, http.StatusSeeOther, revoked.Code)
 	require.Equal(t, http.StatusNotFound, fetchFeed(t, newURL).code)
 
 	for _, bad := range []string{"/feed.atom", "/feed.atom?key=x", "/feed.atom?key=lecf_nope", "/feed.atom?key=lecf_" + strings.Repeat("a", 500)} {
-		require.Equal(t, http.StatusNotFound, fetchFeed(t, b.ts.URL+bad).code, bad)
+		require.Equal(t, http.StatusNotFound, fetchFeed(t, b.URL+bad).code, bad)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-reader/lectern/backend/internal/apptest"
 	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -25,7 +26,7 @@ import (
 //	zeta (no title)    asura    read 1,  no Latest Chapter yet
 //	Shadow Slave       novelfull read 100, latest 101          unread
 func seedLibrary(t *testing.T, b *testBundle) store.Reader {
-	ann := b.reader("ann", false)
+	ann := b.Reader("ann", false)
 	now := time.Now()
 	b.bookmark(ann.ID, soloURL, "Solo Leveling", "Chapter 10", asuraChapter(soloURL, 10))
 	b.setLatest(soloKey, "Chapter 12", 12, asuraChapter(soloURL, 12), now.Add(-2*time.Hour))
@@ -39,16 +40,16 @@ func seedLibrary(t *testing.T, b *testBundle) store.Reader {
 	return ann
 }
 
-func cardTitles(p page) []string { return texts(p, `.card-title`) }
+func cardTitles(p apptest.Page) []string { return texts(p, `.card-title`) }
 
 func TestLibrarySortsFiltersAndCounts(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	seedLibrary(t, b)
-	c := b.client()
-	c.signIn("ann", password)
+	c := b.Browser()
+	c.SignIn("ann", password)
 
-	r := c.get("/library/manga")
+	r := c.Get("/library/manga")
 	require.Equal(t, http.StatusOK, r.Code)
 	require.Equal(t, []string{"Blue Lock", "Solo Leveling", "Omniscient Reader", "asura:zeta"}, cardTitles(r),
 		"default: unread first, newest Latest Chapter first; a Series with no title shows its key")
@@ -73,13 +74,13 @@ func TestLibrarySortsFiltersAndCounts(t *testing.T) {
 	require.Equal(t, "not found yet", strings.TrimSpace(none.Find(`.latest`).Text()))
 	require.Equal(t, "Z", strings.TrimSpace(none.Find(`.placeholder`).Text()), "monogram from the key's slug")
 
-	r = c.get("/library/manga?sort=title")
+	r = c.Get("/library/manga?sort=title")
 	require.Equal(t, []string{"asura:zeta", "Blue Lock", "Omniscient Reader", "Solo Leveling"}, cardTitles(r))
 	require.Equal(t, "title", r.Doc.Find(`select[name="sort"] option[selected]`).AttrOr("value", ""))
-	r = c.get("/library/manga?sort=updated")
+	r = c.Get("/library/manga?sort=updated")
 	require.Equal(t, []string{"Blue Lock", "Solo Leveling", "Omniscient Reader", "asura:zeta"}, cardTitles(r))
 
-	r = c.get("/library/manga?site=demonic")
+	r = c.Get("/library/manga?site=demonic")
 	require.Equal(t, []string{"Blue Lock"}, cardTitles(r))
 	require.Equal(t, "1 of 4 manga · 2 with new chapters", text(r, `[data-testid="summary"]`))
 	require.Equal(t, "demonic", r.Doc.Find(`select[name="site"] option[selected]`).AttrOr("value", ""))
@@ -87,17 +88,17 @@ func TestLibrarySortsFiltersAndCounts(t *testing.T) {
 	r.Doc.Find(`select[name="site"] option`).Each(func(_ int, s *goquery.Selection) { sites = append(sites, s.AttrOr("value", "")) })
 	require.Equal(t, []string{"", "asura", "comix", "demonic", "kagane"}, sites, "the manga Library's Sites")
 
-	r = c.get("/library/manga?q=LEVEL")
+	r = c.Get("/library/manga?q=LEVEL")
 	require.Equal(t, []string{"Solo Leveling"}, cardTitles(r), "case-insensitive title filter")
 	require.Equal(t, "LEVEL", r.Doc.Find(`input[name="q"]`).AttrOr("value", ""))
-	r = c.get("/library/manga?q=o&site=asura&sort=title")
+	r = c.Get("/library/manga?q=o&site=asura&sort=title")
 	require.Equal(t, []string{"Omniscient Reader", "Solo Leveling"}, cardTitles(r))
 	require.Equal(t, "/library/manga?sort=title", r.Doc.Find(`a.btn[href^="/library/manga"]`).AttrOr("href", ""), "Clear keeps the sort")
-	r = c.get("/library/manga?q=nothing+like+it")
+	r = c.Get("/library/manga?q=nothing+like+it")
 	require.Empty(t, cardTitles(r))
 	require.Contains(t, text(r, `[data-testid="empty"]`), "No manga match")
 
-	r = c.get("/library/novel")
+	r = c.Get("/library/novel")
 	require.Equal(t, []string{"Shadow Slave"}, cardTitles(r))
 	var novelSites []string
 	r.Doc.Find(`select[name="site"] option`).Each(func(_ int, s *goquery.Selection) { novelSites = append(novelSites, s.AttrOr("value", "")) })
@@ -109,15 +110,15 @@ func TestLibraryShowsWhatTheAPIShows(t *testing.T) {
 	b := setup(t)
 	ann := seedLibrary(t, b)
 	addr := strings.Repeat("ab", 32)
-	_, err := b.store.Pool.Exec(context.Background(),
+	_, err := b.Store.Pool.Exec(context.Background(),
 		`UPDATE series SET cover_address = $2, cover_type = 'image/png', updated_at = now() WHERE key = $1`, soloKey, addr)
 	require.NoError(t, err)
 
 	token, hash, err := credential.NewToken()
 	require.NoError(t, err)
-	_, err = b.store.CreateToken(context.Background(), ann.ID, "test", hash)
+	_, err = b.Store.CreateToken(context.Background(), ann.ID, "test", hash)
 	require.NoError(t, err)
-	req, err := http.NewRequest(http.MethodGet, b.ts.URL+"/api/bookmarks?kind=manga", nil)
+	req, err := http.NewRequest(http.MethodGet, b.URL+"/api/bookmarks?kind=manga", nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
@@ -132,9 +133,9 @@ func TestLibraryShowsWhatTheAPIShows(t *testing.T) {
 	require.NoError(t, json.Unmarshal(body, &wire))
 	require.Len(t, wire, 4)
 
-	c := b.client()
-	c.signIn("ann", password)
-	r := c.get("/library/manga")
+	c := b.Browser()
+	c.SignIn("ann", password)
+	r := c.Get("/library/manga")
 	for _, w := range wire {
 		card := r.Doc.Find(`[data-testid="card"][data-key="` + w.Key + `"]`)
 		require.Equal(t, 1, card.Length(), w.Key)
@@ -144,30 +145,30 @@ func TestLibraryShowsWhatTheAPIShows(t *testing.T) {
 		require.Contains(t, card.Find(`.progress`).Text(), w.Chapter, w.Key)
 	}
 	img := r.Doc.Find(`[data-key="` + soloKey + `"] img[data-cover]`)
-	require.Equal(t, b.cfg.PublicBaseURL+"/covers/"+addr+".png", img.AttrOr("src", ""))
+	require.Equal(t, b.Config.PublicBaseURL+"/covers/"+addr+".png", img.AttrOr("src", ""))
 	require.Equal(t, "lazy", img.AttrOr("loading", ""))
 	require.Equal(t, "80", img.AttrOr("width", ""))
 	require.Equal(t, "112", img.AttrOr("height", ""))
 	require.Equal(t, "", img.AttrOr("alt", "missing"))
 	require.Equal(t, 1, img.Parent().Find(`.placeholder`).Length(), "the placeholder sits under the image for a failed load")
-	require.Contains(t, r.Header.Get("Content-Security-Policy"), "img-src 'self' "+b.cfg.PublicBaseURL)
+	require.Contains(t, r.Header.Get("Content-Security-Policy"), "img-src 'self' "+b.Config.PublicBaseURL)
 }
 
 func TestMarkCaughtUpAndRemove(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ann := seedLibrary(t, b)
-	c := b.client()
-	c.signIn("ann", password)
+	c := b.Browser()
+	c.SignIn("ann", password)
 
 	// From a filtered view: the action returns to it.
 	view := "/library/manga?q=solo&sort=title"
-	r := c.get(view)
-	form := url.Values{"csrf": {csrf(t, r)}, "key": {soloKey}, "back": {r.Doc.Find(`input[name="back"]`).AttrOr("value", "")}}
+	r := c.Get(view)
+	form := url.Values{"csrf": {apptest.CSRF(t, r)}, "key": {soloKey}, "back": {r.Doc.Find(`input[name="back"]`).AttrOr("value", "")}}
 	require.Equal(t, view, form.Get("back"))
-	res := c.post("/library/caught-up", form)
+	res := c.Post("/library/caught-up", form)
 	require.Equal(t, http.StatusSeeOther, res.Code, res.Body)
-	require.Equal(t, "/library/manga?msg=caught-up&q=solo&sort=title", res.location())
+	require.Equal(t, "/library/manga?msg=caught-up&q=solo&sort=title", res.Location())
 
 	got, err := b.lib.Get(context.Background(), ann.ID, soloKey)
 	require.NoError(t, err)
@@ -177,31 +178,31 @@ func TestMarkCaughtUpAndRemove(t *testing.T) {
 	require.Equal(t, 12.0, *got.ChapterNumber)
 	require.False(t, got.Unread)
 
-	r = c.get(res.location())
+	r = c.Get(res.Location())
 	require.Equal(t, "Marked as caught up.", text(r, `[data-testid="flash"]`))
 	require.Zero(t, r.Doc.Find(`.unread`).Length())
 
 	// A hostile back field falls back to the Library.
 	form.Set("back", "https://evil.example/")
 	form.Set("key", lockKey)
-	res = c.post("/library/caught-up", form)
-	require.Equal(t, "/library/manga?msg=caught-up", res.location())
+	res = c.Post("/library/caught-up", form)
+	require.Equal(t, "/library/manga?msg=caught-up", res.Location())
 
 	// Remove from the Series page returns to the Library, not the gone page.
-	r = c.get("/series/" + omniKey)
-	res = c.post("/library/remove", url.Values{"csrf": {csrf(t, r)}, "key": {omniKey}, "back": {"/series/" + omniKey}})
+	r = c.Get("/series/" + omniKey)
+	res = c.Post("/library/remove", url.Values{"csrf": {apptest.CSRF(t, r)}, "key": {omniKey}, "back": {"/series/" + omniKey}})
 	require.Equal(t, http.StatusSeeOther, res.Code)
-	require.Equal(t, "/library/manga?msg=removed", res.location())
+	require.Equal(t, "/library/manga?msg=removed", res.Location())
 	_, err = b.lib.Get(context.Background(), ann.ID, omniKey)
 	require.Error(t, err)
-	require.Equal(t, 1, b.count(`SELECT count(*) FROM series WHERE key = $1`, omniKey), "the Series stays")
-	require.Equal(t, http.StatusNotFound, c.get("/series/"+omniKey).Code)
+	require.Equal(t, 1, b.Count(`SELECT count(*) FROM series WHERE key = $1`, omniKey), "the Series stays")
+	require.Equal(t, http.StatusNotFound, c.Get("/series/"+omniKey).Code)
 
 	// Another Reader's Bookmark on the same Series is untouched by ann's actions.
-	bob := b.reader("bob", false)
+	bob := b.Reader("bob", false)
 	b.bookmark(bob.ID, lockURL, "Blue Lock", "Chapter 1", "")
-	r = c.get("/library/manga")
-	res = c.post("/library/remove", url.Values{"csrf": {csrf(t, r)}, "key": {lockKey}})
+	r = c.Get("/library/manga")
+	res = c.Post("/library/remove", url.Values{"csrf": {apptest.CSRF(t, r)}, "key": {lockKey}})
 	require.Equal(t, http.StatusSeeOther, res.Code)
 	bobs, err := b.lib.Get(context.Background(), bob.ID, lockKey)
 	require.NoError(t, err)
@@ -212,12 +213,12 @@ func TestSeriesPage(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	seedLibrary(t, b)
-	bob := b.reader("bob", false)
+	bob := b.Reader("bob", false)
 	b.bookmark(bob.ID, soloURL, "Solo Leveling", "Chapter 2", "")
-	c := b.client()
-	c.signIn("ann", password)
+	c := b.Browser()
+	c.SignIn("ann", password)
 
-	r := c.get("/series/" + soloKey)
+	r := c.Get("/series/" + soloKey)
 	require.Equal(t, http.StatusOK, r.Code)
 	require.Equal(t, "Solo Leveling", text(r, `[data-testid="series-title"]`))
 	require.Equal(t, "2 Readers hold this Series", text(r, `[data-testid="readers"]`))
@@ -229,7 +230,7 @@ func TestSeriesPage(t *testing.T) {
 	require.Equal(t, "SL", strings.TrimSpace(img.Find(`.placeholder`).Text()))
 	require.Equal(t, 1, r.Doc.Find(`button[formaction="/library/caught-up"]`).Length())
 
-	r = c.get("/series/" + slaveKey)
+	r = c.Get("/series/" + slaveKey)
 	require.Equal(t, "1 Reader holds this Series", text(r, `[data-testid="readers"]`))
 	require.Equal(t, "novel", r.Doc.Find(`[aria-current="page"]`).First().AttrOr("href", "")[len("/library/"):], "the Series' Library is the current tab")
 }

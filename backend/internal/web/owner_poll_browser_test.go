@@ -23,9 +23,9 @@ import (
 // facts; each page screenshotted at 1280 px and 390 px, with no CSP
 // violation and no sideways scroll on the phone.
 func TestBrowserOwnerPollConsole(t *testing.T) {
-	b := setupWithCovers(t)
-	owner := b.reader("olive", true)
-	ann := b.reader("ann", false)
+	b := setup(t)
+	owner := b.Reader("olive", true)
+	ann := b.Reader("ann", false)
 	ctx := context.Background()
 
 	now := time.Now().UTC().Truncate(time.Minute)
@@ -69,8 +69,8 @@ func TestBrowserOwnerPollConsole(t *testing.T) {
 	}
 	budgets, err := poll.NewBudgets(latest.Default(), nil, fetch.Paces{})
 	require.NoError(t, err)
-	plan := &poll.Adaptive{Store: b.store, Registry: latest.Default(), Planner: schedule.Planner{Interval: time.Hour}, Budgets: budgets}
-	_, err = plan.Run(ctx, b.srv.River())
+	plan := &poll.Adaptive{Store: b.Store, Registry: latest.Default(), Planner: schedule.Planner{Interval: time.Hour}, Budgets: budgets}
+	_, err = plan.Run(ctx, b.Server.River())
 	require.NoError(t, err)
 
 	// Blue Lock's page changed under us; demonic challenges us; a Cover
@@ -83,14 +83,14 @@ func TestBrowserOwnerPollConsole(t *testing.T) {
 			last_problem = excluded.last_problem, last_problem_at = excluded.last_problem_at, last_success_at = excluded.last_success_at`)
 	b.exec(`INSERT INTO site_state (site, last_success_at) VALUES ('asura', now() - interval '2 minutes')
 		ON CONFLICT (site) DO UPDATE SET last_success_at = excluded.last_success_at`)
-	_, err = b.srv.River().Insert(ctx, poll.PollArgs{Key: "asura:nano-machine", Reason: "reader hint"}, nil)
+	_, err = b.Server.River().Insert(ctx, poll.PollArgs{Key: "asura:nano-machine", Reason: "reader hint"}, nil)
 	require.NoError(t, err)
 	b.exec(`UPDATE river_job SET state = 'discarded', attempt = 3, finalized_at = now() - interval '20 minutes',
 		errors = ARRAY[jsonb_build_object('at', now(), 'attempt', 3, 'error', 'poll asura:nano-machine: fetch: read tcp: connection reset by peer')]
 		WHERE args->>'key' = 'asura:nano-machine'`)
 
 	browser := startBrowser(t)
-	tab := newTab(t, browser, b.ts.URL)
+	tab := newTab(t, browser, b.URL)
 	require.EqualValues(t, 200, tab.open("/login"))
 	tab.fill("#name", "olive")
 	tab.fill("#password", password)
@@ -113,7 +113,7 @@ func TestBrowserOwnerPollConsole(t *testing.T) {
 	require.EqualValues(t, 200, tab.click(`[data-key="`+lockKey+`"] [data-testid="poll-now"]`))
 	require.Equal(t, "/owner/failing?msg=poll-queued", tab.path())
 	require.Contains(t, tab.text(`[data-key="`+lockKey+`"] [data-testid="failing-next"]`), schedule.ReasonOwner)
-	require.Equal(t, 1, b.count(`SELECT count(*) FROM river_job WHERE args->>'key' = $1 AND state = 'available'`, lockKey))
+	require.Equal(t, 1, b.Count(`SELECT count(*) FROM river_job WHERE args->>'key' = $1 AND state = 'available'`, lockKey))
 
 	// Queue: the counts and the failed job; Retry runs it again.
 	require.EqualValues(t, 200, tab.click(`nav[aria-label="Owner console"] a[href="/owner/queue"]`))
@@ -121,7 +121,7 @@ func TestBrowserOwnerPollConsole(t *testing.T) {
 	tab.shoot("owner-queue")
 	require.EqualValues(t, 200, tab.click(`[data-testid="job-row"] [data-testid="retry"]`))
 	require.Equal(t, "Job queued to run again.", tab.text(`[data-testid="flash"]`))
-	require.Equal(t, 1, b.count(`SELECT count(*) FROM river_job WHERE args->>'key' = 'asura:nano-machine' AND state = 'available'`))
+	require.Equal(t, 1, b.Count(`SELECT count(*) FROM river_job WHERE args->>'key' = 'asura:nano-machine' AND state = 'available'`))
 
 	// The Series page: poll facts, rhythm, history.
 	require.EqualValues(t, 200, tab.open("/series/"+url.PathEscape(soloKey)))

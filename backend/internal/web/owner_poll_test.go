@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-reader/lectern/backend/internal/apptest"
 	"github.com/lectern-reader/lectern/backend/internal/fetch"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/poll"
@@ -25,15 +26,15 @@ import (
 const evil = `<img src=x onerror=alert(1)>`
 
 func (b *testBundle) exec(sql string, args ...any) {
-	b.t.Helper()
-	_, err := b.store.Pool.Exec(context.Background(), sql, args...)
-	require.NoError(b.t, err)
+	b.T.Helper()
+	_, err := b.Store.Pool.Exec(context.Background(), sql, args...)
+	require.NoError(b.T, err)
 }
 
 func (b *testBundle) str(sql string, args ...any) string {
-	b.t.Helper()
+	b.T.Helper()
 	var s string
-	require.NoError(b.t, b.store.Pool.QueryRow(context.Background(), sql, args...).Scan(&s))
+	require.NoError(b.T, b.Store.Pool.QueryRow(context.Background(), sql, args...).Scan(&s))
 	return s
 }
 
@@ -48,8 +49,8 @@ func (b *testBundle) failing(key string) {
 func TestOwnerPollPagesAreTheOwners(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	owner := b.reader("olive", true)
-	ann := b.reader("ann", false)
+	owner := b.Reader("olive", true)
+	ann := b.Reader("ann", false)
 	b.bookmark(ann.ID, soloURL, "Solo Leveling", "Chapter 3", "")
 	b.bookmark(owner.ID, omniURL, "Omniscient Reader", "Chapter 1", "")
 	b.setTitle(soloKey, evil)
@@ -59,16 +60,16 @@ func TestOwnerPollPagesAreTheOwners(t *testing.T) {
 	b.exec(`UPDATE river_job SET state = 'discarded', attempt = 3, finalized_at = now(),
 		errors = ARRAY[jsonb_build_object('at', now(), 'attempt', 3, 'error', $2::text)] WHERE args->>'key' = $1`, soloKey, "fetch: "+evil)
 
-	oc, ac, anon := b.client(), b.client(), b.client()
-	oc.signIn("olive", password)
-	ac.signIn("ann", password)
+	oc, ac, anon := b.Browser(), b.Browser(), b.Browser()
+	oc.SignIn("olive", password)
+	ac.SignIn("ann", password)
 	for _, tc := range []struct{ path, sel string }{
 		{"/owner/sites", `[data-testid="site-row"][data-site="asura"]`},
 		{"/owner/failing", `[data-testid="failing-row"]`},
 		{"/owner/queue", `[data-testid="queue-row"][data-kind="poll_series"]`},
 		{"/owner/queue?state=discarded", `[data-testid="job-row"]`},
 	} {
-		r := oc.get(tc.path)
+		r := oc.Get(tc.path)
 		require.Equal(t, http.StatusOK, r.Code, "%s: %s", tc.path, r.Body)
 		requireSecurityHeaders(t, r.Header, tc.path)
 		require.Equal(t, 1, r.Doc.Find(tc.sel).Length(), "%s lacks %s", tc.path, tc.sel)
@@ -77,16 +78,16 @@ func TestOwnerPollPagesAreTheOwners(t *testing.T) {
 		require.Zero(t, r.Doc.Find(`img[src="x"]`).Length(), tc.path)
 		require.Contains(t, r.Body, "&lt;img src=x onerror=alert(1)&gt;", "%s shows the hostile text as text", tc.path)
 
-		r = ac.get(tc.path)
+		r = ac.Get(tc.path)
 		require.Equal(t, http.StatusForbidden, r.Code, "a Reader: %s", tc.path)
 		require.Contains(t, text(r, `[data-testid="error-message"]`), "Only the Owner")
-		r = anon.get(tc.path)
+		r = anon.Get(tc.path)
 		require.Equal(t, http.StatusSeeOther, r.Code, tc.path)
-		require.True(t, strings.HasPrefix(r.location(), "/login?next="), r.location())
+		require.True(t, strings.HasPrefix(r.Location(), "/login?next="), r.Location())
 	}
 
 	// Sites: the back-off, the budget from the pace, what waits, why.
-	r := oc.get("/owner/sites")
+	r := oc.Get("/owner/sites")
 	row := r.Doc.Find(`[data-testid="site-row"][data-site="asura"]`)
 	require.Contains(t, strings.Join(strings.Fields(row.Find(`[data-testid="site-state"]`).Text()), " "), "paused until")
 	require.Contains(t, row.Find(`[data-testid="site-state"]`).Text(), "2 refusals")
@@ -100,7 +101,7 @@ func TestOwnerPollPagesAreTheOwners(t *testing.T) {
 	require.Contains(t, text(r, `[data-testid="policy"]`), "adaptive")
 
 	// Failing: the problem, the body length, the next poll and why.
-	r = oc.get("/owner/failing")
+	r = oc.Get("/owner/failing")
 	row = r.Doc.Find(`[data-testid="failing-row"]`)
 	require.Equal(t, soloKey, row.AttrOr("data-key", ""))
 	require.Equal(t, evil, row.Find(`[data-testid="failing-title"]`).Text())
@@ -109,97 +110,97 @@ func TestOwnerPollPagesAreTheOwners(t *testing.T) {
 	require.Regexp(t, `^in 5\d min · not enough history$`, strings.Join(strings.Fields(row.Find(`[data-testid="failing-next"]`).Text()), " "))
 
 	// Queue: counts by kind and state, the failed job with its error.
-	r = oc.get("/owner/queue")
+	r = oc.Get("/owner/queue")
 	counts := r.Doc.Find(`[data-testid="queue-row"][data-kind="poll_series"]`)
 	require.Equal(t, "1", counts.Find(`[data-state="discarded"]`).Text())
 	require.Equal(t, "1", counts.Find(`[data-state="available"]`).Text(), "omni's Acquisition")
 	require.Equal(t, "fetch: "+evil, r.Doc.Find(`[data-testid="job-error"]`).Text())
 	require.Equal(t, 1, r.Doc.Find(`[data-testid="job-row"] [data-testid="retry"]`).Length())
 	require.Zero(t, r.Doc.Find(`[data-testid="job-row"] [data-testid="cancel"]`).Length(), "a discarded job is finished: retry only")
-	r = oc.get("/owner/queue?state=cancelled")
+	r = oc.Get("/owner/queue?state=cancelled")
 	require.Equal(t, 1, r.Doc.Find(`[data-testid="no-jobs"]`).Length())
 }
 
 func TestOwnerPollActions(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	owner := b.reader("olive", true)
-	b.reader("ann", false)
+	owner := b.Reader("olive", true)
+	b.Reader("ann", false)
 	b.bookmark(owner.ID, soloURL, "Solo Leveling", "Chapter 3", "")
 	b.failing(soloKey)
 	b.exec(`DELETE FROM river_job`) // the Acquisition ran
 	b.exec(`INSERT INTO site_state (site, paused_until, refusals, last_problem) VALUES ('asura', now() + interval '1 hour', 1, 'http_429')`)
-	oc, ac := b.client(), b.client()
-	oc.signIn("olive", password)
-	ac.signIn("ann", password)
+	oc, ac := b.Browser(), b.Browser()
+	oc.SignIn("olive", password)
+	ac.SignIn("ann", password)
 	enc := url.PathEscape(soloKey)
 
 	// Without the session's CSRF token, or as a Reader, nothing happens.
-	readerToken := csrf(t, ac.get("/settings"))
+	readerToken := apptest.CSRF(t, ac.Get("/settings"))
 	actions := []string{"/owner/sites/asura/resume", "/owner/series/" + enc + "/poll", "/owner/series/" + enc + "/cover/refetch",
 		"/owner/jobs/1/retry", "/owner/jobs/1/cancel"}
 	for _, path := range actions {
-		r := oc.post(path, url.Values{})
+		r := oc.Post(path, url.Values{})
 		require.Equal(t, http.StatusForbidden, r.Code, "no CSRF token: %s", path)
 		require.Equal(t, 1, r.Doc.Find(`[data-testid="error-page"]`).Length(), path)
-		r = ac.post(path, url.Values{"csrf": {readerToken}})
+		r = ac.Post(path, url.Values{"csrf": {readerToken}})
 		require.Equal(t, http.StatusForbidden, r.Code, "a Reader: %s", path)
 	}
-	require.Zero(t, b.count(`SELECT count(*) FROM river_job`), "no refused form queued anything")
-	require.Equal(t, 1, b.count(`SELECT count(*) FROM site_state WHERE paused_until > now()`))
+	require.Zero(t, b.Count(`SELECT count(*) FROM river_job`), "no refused form queued anything")
+	require.Equal(t, 1, b.Count(`SELECT count(*) FROM site_state WHERE paused_until > now()`))
 
 	// Poll now, from the failing Series page: queued at once, said so.
-	r := oc.postForm("/owner/failing", "/owner/series/"+enc+"/poll", url.Values{"back": {"/owner/failing"}})
+	r := oc.PostForm("/owner/failing", "/owner/series/"+enc+"/poll", url.Values{"back": {"/owner/failing"}})
 	require.Equal(t, http.StatusSeeOther, r.Code, r.Body)
-	require.Equal(t, "/owner/failing?msg=poll-queued", r.location())
-	require.Equal(t, "Poll queued: it runs now.", text(oc.get(r.location()), `[data-testid="flash"]`))
-	require.Equal(t, 1, b.count(`SELECT count(*) FROM river_job WHERE kind = 'poll_series' AND args->>'key' = $1 AND priority = $2 AND state = 'available'`,
+	require.Equal(t, "/owner/failing?msg=poll-queued", r.Location())
+	require.Equal(t, "Poll queued: it runs now.", text(oc.Get(r.Location()), `[data-testid="flash"]`))
+	require.Equal(t, 1, b.Count(`SELECT count(*) FROM river_job WHERE kind = 'poll_series' AND args->>'key' = $1 AND priority = $2 AND state = 'available'`,
 		soloKey, poll.PriorityOwner))
 	require.Equal(t, schedule.ReasonOwner, b.str(`SELECT next_poll_reason FROM series WHERE key = $1`, soloKey))
 
 	// Refetch the Cover, from the Series page: back there.
-	r = oc.postForm("/series/"+soloKey, "/owner/series/"+enc+"/cover/refetch", url.Values{"back": {"/series/" + enc}})
+	r = oc.PostForm("/series/"+soloKey, "/owner/series/"+enc+"/cover/refetch", url.Values{"back": {"/series/" + enc}})
 	require.Equal(t, http.StatusSeeOther, r.Code, r.Body)
-	require.Equal(t, "/series/"+enc+"?msg=cover-queued", r.location())
-	require.Equal(t, 1, b.count(`SELECT count(*) FROM series WHERE key = $1 AND cover_refetch_at IS NOT NULL`, soloKey))
+	require.Equal(t, "/series/"+enc+"?msg=cover-queued", r.Location())
+	require.Equal(t, 1, b.Count(`SELECT count(*) FROM series WHERE key = $1 AND cover_refetch_at IS NOT NULL`, soloKey))
 	// A back elsewhere is not followed.
-	r = oc.postForm("/owner/failing", "/owner/series/"+enc+"/poll", url.Values{"back": {"https://evil.example/"}})
-	require.Equal(t, "/owner/failing?msg=poll-queued", r.location())
+	r = oc.PostForm("/owner/failing", "/owner/series/"+enc+"/poll", url.Values{"back": {"https://evil.example/"}})
+	require.Equal(t, "/owner/failing?msg=poll-queued", r.Location())
 
-	require.Equal(t, http.StatusNotFound, oc.postForm("/owner/failing", "/owner/series/asura:nobody/poll", nil).Code)
-	require.Equal(t, http.StatusBadRequest, oc.postForm("/owner/failing", "/owner/series/nobody/poll", nil).Code)
+	require.Equal(t, http.StatusNotFound, oc.PostForm("/owner/failing", "/owner/series/asura:nobody/poll", nil).Code)
+	require.Equal(t, http.StatusBadRequest, oc.PostForm("/owner/failing", "/owner/series/nobody/poll", nil).Code)
 
 	// Resume: the back-off ends and the plan is asked to run.
-	r = oc.postForm("/owner/sites", "/owner/sites/asura/resume", nil)
+	r = oc.PostForm("/owner/sites", "/owner/sites/asura/resume", nil)
 	require.Equal(t, http.StatusSeeOther, r.Code, r.Body)
-	require.Equal(t, "/owner/sites?msg=site-resumed", r.location())
-	require.Zero(t, b.count(`SELECT count(*) FROM site_state WHERE paused_until > now()`))
-	require.Equal(t, 1, b.count(`SELECT count(*) FROM river_job WHERE kind = 'plan_polls'`))
-	require.Equal(t, http.StatusNotFound, oc.postForm("/owner/sites", "/owner/sites/mangadex/resume", nil).Code)
+	require.Equal(t, "/owner/sites?msg=site-resumed", r.Location())
+	require.Zero(t, b.Count(`SELECT count(*) FROM site_state WHERE paused_until > now()`))
+	require.Equal(t, 1, b.Count(`SELECT count(*) FROM river_job WHERE kind = 'plan_polls'`))
+	require.Equal(t, http.StatusNotFound, oc.PostForm("/owner/sites", "/owner/sites/mangadex/resume", nil).Code)
 
 	// Retry and cancel through River: a discarded job runs again, a
 	// retrying one is cancelled.
 	id := func(state string) int64 {
 		var id int64
-		require.NoError(t, b.store.Pool.QueryRow(context.Background(),
+		require.NoError(t, b.Store.Pool.QueryRow(context.Background(),
 			`SELECT id FROM river_job WHERE kind = 'poll_series' ORDER BY id LIMIT 1`).Scan(&id))
 		b.exec(`UPDATE river_job SET state = $2::text::river_job_state, attempt = 3, finalized_at = CASE WHEN $2::text = 'discarded' THEN now() END,
 			scheduled_at = now() + interval '1 hour' WHERE id = $1`, id, state)
 		return id
 	}
 	j := id("discarded")
-	r = oc.postForm("/owner/queue", fmt.Sprintf("/owner/jobs/%d/retry", j), url.Values{"back": {"/owner/queue?state=discarded"}})
+	r = oc.PostForm("/owner/queue", fmt.Sprintf("/owner/jobs/%d/retry", j), url.Values{"back": {"/owner/queue?state=discarded"}})
 	require.Equal(t, http.StatusSeeOther, r.Code, r.Body)
-	require.Equal(t, "/owner/queue?msg=job-retried&state=discarded", r.location())
+	require.Equal(t, "/owner/queue?msg=job-retried&state=discarded", r.Location())
 	require.Equal(t, "available", b.str(`SELECT state::text FROM river_job WHERE id = $1`, j))
 	j = id("retryable")
-	page := oc.get("/owner/queue")
+	page := oc.Get("/owner/queue")
 	require.Equal(t, 1, page.Doc.Find(fmt.Sprintf(`[data-testid="job-row"][data-id="%d"] [data-testid="cancel"]`, j)).Length(), "a waiting retry can be cancelled")
-	r = oc.post(fmt.Sprintf("/owner/jobs/%d/cancel", j), url.Values{"csrf": {csrf(t, page)}})
+	r = oc.Post(fmt.Sprintf("/owner/jobs/%d/cancel", j), url.Values{"csrf": {apptest.CSRF(t, page)}})
 	require.Equal(t, http.StatusSeeOther, r.Code, r.Body)
 	require.Equal(t, "cancelled", b.str(`SELECT state::text FROM river_job WHERE id = $1`, j))
-	require.Equal(t, http.StatusNotFound, oc.postForm("/owner/queue", "/owner/jobs/999999/retry", nil).Code)
-	require.Equal(t, http.StatusNotFound, oc.postForm("/owner/queue", "/owner/jobs/-4/cancel", nil).Code)
+	require.Equal(t, http.StatusNotFound, oc.PostForm("/owner/queue", "/owner/jobs/999999/retry", nil).Code)
+	require.Equal(t, http.StatusNotFound, oc.PostForm("/owner/queue", "/owner/jobs/-4/cancel", nil).Code)
 }
 
 // The Series page says how the Series is polled: the last poll and its
@@ -208,8 +209,8 @@ func TestOwnerPollActions(t *testing.T) {
 func TestSeriesPageShowsThePoll(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	owner := b.reader("olive", true)
-	ann := b.reader("ann", false)
+	owner := b.Reader("olive", true)
+	ann := b.Reader("ann", false)
 	b.bookmark(ann.ID, soloURL, "Solo Leveling", "Chapter 3", "")
 	b.bookmark(owner.ID, soloURL, "Solo Leveling", "Chapter 3", "")
 	b.exec(`DELETE FROM river_job`) // the Acquisition ran
@@ -233,16 +234,16 @@ func TestSeriesPageShowsThePoll(t *testing.T) {
 	}
 	budgets, err := poll.NewBudgets(latest.Default(), nil, fetch.Paces{})
 	require.NoError(t, err)
-	plan := &poll.Adaptive{Store: b.store, Registry: latest.Default(), Planner: schedule.Planner{Interval: time.Hour}, Budgets: budgets}
-	_, err = plan.Run(context.Background(), b.srv.River())
+	plan := &poll.Adaptive{Store: b.Store, Registry: latest.Default(), Planner: schedule.Planner{Interval: time.Hour}, Budgets: budgets}
+	_, err = plan.Run(context.Background(), b.Server.River())
 	require.NoError(t, err)
 	reason := b.str(`SELECT next_poll_reason FROM series WHERE key = $1`, soloKey)
 	require.NotEmpty(t, reason)
 
-	ac, oc := b.client(), b.client()
-	ac.signIn("ann", password)
-	oc.signIn("olive", password)
-	r := ac.get("/series/" + soloKey)
+	ac, oc := b.Browser(), b.Browser()
+	ac.SignIn("ann", password)
+	oc.SignIn("olive", password)
+	r := ac.Get("/series/" + soloKey)
 	require.Equal(t, http.StatusOK, r.Code, r.Body)
 	require.Equal(t, reason, text(r, `[data-testid="next-reason"]`), "the stored reason, on the page")
 	require.Regexp(t, `^(in \d+ (min|h)|now) · `+reason+`$`, text(r, `[data-testid="next-poll"]`))
@@ -262,7 +263,7 @@ func TestSeriesPageShowsThePoll(t *testing.T) {
 
 	// A problem with its body length; the Owner's controls.
 	b.failing(soloKey)
-	r = oc.get("/series/" + soloKey)
+	r = oc.Get("/series/" + soloKey)
 	require.Equal(t, "not_series_page: "+evil+" · body 1,234 bytes · 3 failed in a row", text(r, `[data-testid="last-problem"]`))
 	require.Equal(t, "not enough history", text(r, `[data-testid="next-reason"]`))
 	require.Equal(t, 1, r.Doc.Find(`[data-testid="owner-actions"] [data-testid="poll-now"]`).Length())
@@ -270,5 +271,5 @@ func TestSeriesPageShowsThePoll(t *testing.T) {
 
 	// Just polled under the adaptive policy: the next poll is being planned.
 	b.exec(`UPDATE series SET next_poll_at = NULL, next_poll_reason = '' WHERE key = $1`, soloKey)
-	require.Equal(t, "being planned", text(ac.get("/series/"+soloKey), `[data-testid="next-poll"]`))
+	require.Equal(t, "being planned", text(ac.Get("/series/"+soloKey), `[data-testid="next-poll"]`))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webassets "github.com/lectern-reader/lectern/assets"
+	"github.com/lectern-reader/lectern/backend/internal/apptest"
 	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
@@ -38,15 +39,15 @@ func requireSecurityHeaders(t *testing.T, h http.Header, what string) {
 func TestEveryPageRendersForTheRightRole(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	owner := b.reader("olive", true)
-	ann := b.reader("ann", false)
+	owner := b.Reader("olive", true)
+	ann := b.Reader("ann", false)
 	b.bookmark(owner.ID, soloURL, "Solo Leveling", "Chapter 3", asuraChapter(soloURL, 3))
 	b.bookmark(ann.ID, omniURL, "Omniscient Reader", "Chapter 10", "")
 	b.bookmark(ann.ID, slaveURL, "Shadow Slave", "Chapter 1", "")
 
-	oc, ac, anon := b.client(), b.client(), b.client()
-	oc.signIn("olive", password)
-	ac.signIn("ann", password)
+	oc, ac, anon := b.Browser(), b.Browser(), b.Browser()
+	oc.SignIn("olive", password)
+	ac.SignIn("ann", password)
 
 	annPath := fmt.Sprintf("/owner/readers/%d/delete", ann.ID)
 	cases := []struct {
@@ -64,12 +65,12 @@ func TestEveryPageRendersForTheRightRole(t *testing.T) {
 	}
 	for _, tc := range cases {
 		for _, who := range []struct {
-			c    *client
+			c    *apptest.Browser
 			code int
 			sel  string
 			name string
 		}{{oc, tc.owner, tc.ownerSees, "owner"}, {ac, tc.reader, tc.reSees, "reader"}} {
-			r := who.c.get(tc.path)
+			r := who.c.Get(tc.path)
 			what := who.name + " GET " + tc.path
 			require.Equal(t, who.code, r.Code, "%s: %s", what, r.Body)
 			require.Equal(t, "text/html; charset=utf-8", r.Header.Get("Content-Type"), what)
@@ -78,40 +79,40 @@ func TestEveryPageRendersForTheRightRole(t *testing.T) {
 			require.NotZero(t, r.Doc.Find(who.sel).Length(), "%s lacks %s", what, who.sel)
 			require.NotEmpty(t, r.Doc.Find("title").Text(), what)
 		}
-		r := anon.get(tc.path)
+		r := anon.Get(tc.path)
 		require.Equal(t, http.StatusSeeOther, r.Code, "anonymous GET %s", tc.path)
-		require.Equal(t, "/login?next="+url.QueryEscape(tc.path), r.location())
+		require.Equal(t, "/login?next="+url.QueryEscape(tc.path), r.Location())
 	}
 
 	// The Owner link and console are the Owner's alone.
-	require.Equal(t, 1, oc.get("/library/manga").Doc.Find(`[data-testid="nav-owner"]`).Length())
-	require.Zero(t, ac.get("/library/manga").Doc.Find(`[data-testid="nav-owner"]`).Length())
-	r := ac.get("/owner/readers")
+	require.Equal(t, 1, oc.Get("/library/manga").Doc.Find(`[data-testid="nav-owner"]`).Length())
+	require.Zero(t, ac.Get("/library/manga").Doc.Find(`[data-testid="nav-owner"]`).Length())
+	r := ac.Get("/owner/readers")
 	require.Contains(t, text(r, `[data-testid="error-message"]`), "Only the Owner")
 
 	// Owner POSTs are refused to a Reader even with a valid CSRF token.
-	token := csrf(t, ac.get("/settings"))
+	token := apptest.CSRF(t, ac.Get("/settings"))
 	for _, path := range []string{"/owner/readers", fmt.Sprintf("/owner/readers/%d/owner", ann.ID),
 		fmt.Sprintf("/owner/readers/%d/delete", owner.ID), fmt.Sprintf("/owner/readers/%d/password", owner.ID)} {
-		r := ac.post(path, url.Values{"csrf": {token}, "name": {"eve"}, "password": {password}, "owner": {"true"}})
+		r := ac.Post(path, url.Values{"csrf": {token}, "name": {"eve"}, "password": {password}, "owner": {"true"}})
 		require.Equal(t, http.StatusForbidden, r.Code, path)
 	}
-	require.Equal(t, 2, b.count(`SELECT count(*) FROM readers`))
-	require.Equal(t, 1, b.count(`SELECT count(*) FROM readers WHERE is_owner`))
-	require.Equal(t, 1, b.count(`SELECT count(*) FROM sessions WHERE reader_id = $1`, owner.ID))
+	require.Equal(t, 2, b.Count(`SELECT count(*) FROM readers`))
+	require.Equal(t, 1, b.Count(`SELECT count(*) FROM readers WHERE is_owner`))
+	require.Equal(t, 1, b.Count(`SELECT count(*) FROM sessions WHERE reader_id = $1`, owner.ID))
 }
 
 func TestStateChangingPostsNeedTheSessionsCSRFToken(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ann := b.reader("ann", false)
-	b.reader("bob", false)
+	ann := b.Reader("ann", false)
+	b.Reader("bob", false)
 	b.bookmark(ann.ID, soloURL, "Solo Leveling", "Chapter 3", "")
-	c, bob := b.client(), b.client()
-	c.signIn("ann", password)
-	bob.signIn("bob", password)
-	bobsToken := csrf(t, bob.get("/settings"))
-	mine := csrf(t, c.get("/settings"))
+	c, bob := b.Browser(), b.Browser()
+	c.SignIn("ann", password)
+	bob.SignIn("bob", password)
+	bobsToken := apptest.CSRF(t, bob.Get("/settings"))
+	mine := apptest.CSRF(t, c.Get("/settings"))
 
 	for _, tc := range []struct {
 		name  string
@@ -129,47 +130,47 @@ func TestStateChangingPostsNeedTheSessionsCSRFToken(t *testing.T) {
 		if tc.token != "" {
 			form.Set("csrf", tc.token)
 		}
-		r := c.post("/settings/tokens", form, tc.hdr...)
+		r := c.Post("/settings/tokens", form, tc.hdr...)
 		require.Equal(t, tc.code, r.Code, tc.name)
 		require.Equal(t, 1, r.Doc.Find(`[data-testid="error-page"]`).Length(), "%s: a clear page, not a bare status", tc.name)
 		for _, path := range []string{"/library/remove", "/library/caught-up", "/settings/password", "/logout"} {
 			form.Set("key", soloKey)
-			require.Equal(t, tc.code, c.post(path, form, tc.hdr...).Code, "%s: POST %s", tc.name, path)
+			require.Equal(t, tc.code, c.Post(path, form, tc.hdr...).Code, "%s: POST %s", tc.name, path)
 		}
 	}
-	require.Zero(t, b.count(`SELECT count(*) FROM api_tokens`), "no refused form created anything")
-	require.Equal(t, 1, b.count(`SELECT count(*) FROM bookmarks`))
-	require.Equal(t, http.StatusOK, c.get("/settings").Code, "still signed in")
+	require.Zero(t, b.Count(`SELECT count(*) FROM api_tokens`), "no refused form created anything")
+	require.Equal(t, 1, b.Count(`SELECT count(*) FROM bookmarks`))
+	require.Equal(t, http.StatusOK, c.Get("/settings").Code, "still signed in")
 
-	r := c.post("/settings/tokens", url.Values{"csrf": {mine}, "name": {"laptop"}})
+	r := c.Post("/settings/tokens", url.Values{"csrf": {mine}, "name": {"laptop"}})
 	require.Equal(t, http.StatusOK, r.Code, "the page's own token works: %s", r.Body)
-	require.Equal(t, 1, b.count(`SELECT count(*) FROM api_tokens`))
+	require.Equal(t, 1, b.Count(`SELECT count(*) FROM api_tokens`))
 
 	// Each response masks the token differently, and every mask is accepted.
-	again := csrf(t, c.get("/settings"))
+	again := apptest.CSRF(t, c.Get("/settings"))
 	require.NotEqual(t, mine, again)
-	require.Equal(t, http.StatusOK, c.post("/settings/tokens", url.Values{"csrf": {again}, "name": {"phone"}}).Code)
+	require.Equal(t, http.StatusOK, c.Post("/settings/tokens", url.Values{"csrf": {again}, "name": {"phone"}}).Code)
 }
 
 func TestHostileTitlesAndURLsRenderAsText(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ann := b.reader("ann", true)
+	ann := b.Reader("ann", true)
 	b.bookmark(ann.ID, soloURL, "", "Chapter 3", asuraChapter(soloURL, 3))
 	const evil = `<img src=x onerror=alert(1)>`
 	b.setTitle(soloKey, evil)
 	// Labels and URLs as a compromised Site page might make the Poll store them.
-	_, err := b.store.Pool.Exec(context.Background(), `
+	_, err := b.Store.Pool.Exec(context.Background(), `
 		UPDATE series SET latest_label = $2, latest_url = 'javascript:alert(2)', latest_number = 9, latest_at = now()
 		WHERE key = $1`, soloKey, `"><script>alert(3)</script>`)
 	require.NoError(t, err)
-	_, err = b.store.Pool.Exec(context.Background(), `UPDATE bookmarks SET chapter_url = 'javascript:alert(4)' WHERE series_key = $1`, soloKey)
+	_, err = b.Store.Pool.Exec(context.Background(), `UPDATE bookmarks SET chapter_url = 'javascript:alert(4)' WHERE series_key = $1`, soloKey)
 	require.NoError(t, err)
 
-	c := b.client()
-	c.signIn("ann", password)
+	c := b.Browser()
+	c.SignIn("ann", password)
 	for _, path := range []string{"/library/manga", "/series/" + soloKey, "/library/manga?q=" + url.QueryEscape(evil)} {
-		r := c.get(path)
+		r := c.Get(path)
 		require.Equal(t, http.StatusOK, r.Code, path)
 		require.NotContains(t, r.Body, "<img src=x", path)
 		require.NotContains(t, r.Body, "<script>alert", path)
@@ -183,15 +184,15 @@ func TestHostileTitlesAndURLsRenderAsText(t *testing.T) {
 		require.Zero(t, r.Doc.Find(`.latest a, .progress a, .continue`).Length(),
 			"%s: a non-http(s) chapter URL is not a link", path)
 	}
-	r := c.get("/series/" + soloKey)
+	r := c.Get("/series/" + soloKey)
 	remove := r.Doc.Find(`button[data-confirm]`)
 	require.Equal(t, "Remove “"+evil+"” from your library?", remove.AttrOr("data-confirm", ""), "escaped in the attribute, intact for confirm()")
-	r = c.get("/library/manga")
+	r = c.Get("/library/manga")
 	require.Equal(t, "IS", text(r, `.placeholder`), "the monogram of the hostile title: I(mg) and s(rc)")
 
 	// The same hostile text as a Reader name in the Owner console.
-	b.reader(evil, false)
-	r = c.get("/owner/readers")
+	b.Reader(evil, false)
+	r = c.Get("/owner/readers")
 	require.Equal(t, http.StatusOK, r.Code)
 	require.NotContains(t, r.Body, "<img src=x")
 	require.Equal(t, 1, r.Doc.Find(`[data-testid="reader-row"][data-name="`+evil+`"]`).Length())
@@ -200,9 +201,9 @@ func TestHostileTitlesAndURLsRenderAsText(t *testing.T) {
 func TestStaticAssetsAreChecksummedAndCachedForAYear(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.reader("ann", false)
-	c := b.client()
-	p := c.get("/login")
+	b.Reader("ann", false)
+	c := b.Browser()
+	p := c.Get("/login")
 	css := p.Doc.Find(`link[rel="stylesheet"]`).AttrOr("href", "")
 	require.Regexp(t, `^/static/cinder\.[0-9a-f]{12}\.css$`, css)
 	var scripts []string
@@ -216,34 +217,34 @@ func TestStaticAssetsAreChecksummedAndCachedForAYear(t *testing.T) {
 	require.Zero(t, p.Doc.Find("[style]").Length(), "no inline styles: the CSP forbids them")
 
 	for _, u := range append(scripts, css) {
-		r := c.get(u)
+		r := c.Get(u)
 		require.Equal(t, http.StatusOK, r.Code, u)
 		require.Equal(t, "public, max-age=31536000, immutable", r.Header.Get("Cache-Control"), u)
 		requireSecurityHeaders(t, r.Header, u)
 		require.NotEmpty(t, r.Body)
 	}
-	require.Equal(t, "text/css; charset=utf-8", c.get(css).Header.Get("Content-Type"))
-	require.Equal(t, "text/javascript; charset=utf-8", c.get(scripts[0]).Header.Get("Content-Type"))
+	require.Equal(t, "text/css; charset=utf-8", c.Get(css).Header.Get("Content-Type"))
+	require.Equal(t, "text/javascript; charset=utf-8", c.Get(scripts[0]).Header.Get("Content-Type"))
 
-	head, err := http.NewRequest(http.MethodHead, b.ts.URL+"/login", nil)
+	head, err := http.NewRequest(http.MethodHead, b.URL+"/login", nil)
 	require.NoError(t, err)
-	hr := c.do(head)
+	hr := c.Do(head)
 	require.Equal(t, http.StatusOK, hr.Code, "HEAD answers like GET")
 	require.Empty(t, hr.Body)
 
 	for _, bad := range []string{"/static/cinder.css", "/static/cinder.000000000000.css", "/static/..%2Fassets.go", "/static/nothing.js"} {
-		require.Equal(t, http.StatusNotFound, c.get(bad).Code, bad)
+		require.Equal(t, http.StatusNotFound, c.Get(bad).Code, bad)
 	}
 }
 
 func TestBadInputGetsAClear4xxPage(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	owner := b.reader("olive", true)
+	owner := b.Reader("olive", true)
 	b.bookmark(owner.ID, soloURL, "Solo Leveling", "Chapter 3", "")
-	c := b.client()
-	c.signIn("olive", password)
-	token := csrf(t, c.get("/settings"))
+	c := b.Browser()
+	c.SignIn("olive", password)
+	token := apptest.CSRF(t, c.Get("/settings"))
 
 	gets := []struct {
 		path string
@@ -265,7 +266,7 @@ func TestBadInputGetsAClear4xxPage(t *testing.T) {
 		{"/owner/readers/999999/delete", 404, "no Reader with that id"},
 	}
 	for _, g := range gets {
-		r := c.get(g.path)
+		r := c.Get(g.path)
 		require.Equal(t, g.code, r.Code, g.path)
 		require.Contains(t, text(r, `[data-testid="error-message"]`), g.msg, g.path)
 		requireSecurityHeaders(t, r.Header, g.path)
@@ -291,22 +292,22 @@ func TestBadInputGetsAClear4xxPage(t *testing.T) {
 	}
 	for _, p := range posts {
 		p.form.Set("csrf", token)
-		r := c.post(p.path, p.form)
+		r := c.Post(p.path, p.form)
 		require.Equal(t, p.code, r.Code, "%s %v: %s", p.path, p.form, r.Body)
 		require.Contains(t, text(r, `[data-testid="error-message"]`), p.msg, p.path)
 	}
-	r := c.post("/settings/tokens", url.Values{"csrf": {token}, "name": {strings.Repeat("n", 101)}})
+	r := c.Post("/settings/tokens", url.Values{"csrf": {token}, "name": {strings.Repeat("n", 101)}})
 	require.Equal(t, http.StatusUnprocessableEntity, r.Code)
 	require.Contains(t, text(r, `[data-testid="token-error"]`), "at most 100 characters")
-	r = c.post("/settings/tokens", url.Values{"csrf": {token}, "name": {"  "}})
+	r = c.Post("/settings/tokens", url.Values{"csrf": {token}, "name": {"  "}})
 	require.Equal(t, http.StatusUnprocessableEntity, r.Code)
-	r = c.post("/settings/tokens", url.Values{"csrf": {token}, "name": {"tab\there"}})
+	r = c.Post("/settings/tokens", url.Values{"csrf": {token}, "name": {"tab\there"}})
 	require.Equal(t, http.StatusUnprocessableEntity, r.Code)
-	require.Zero(t, b.count(`SELECT count(*) FROM api_tokens`))
+	require.Zero(t, b.Count(`SELECT count(*) FROM api_tokens`))
 
-	req, err := http.NewRequest(http.MethodDelete, b.ts.URL+"/settings", nil)
+	req, err := http.NewRequest(http.MethodDelete, b.URL+"/settings", nil)
 	require.NoError(t, err)
-	r = c.do(req)
+	r = c.Do(req)
 	require.Equal(t, http.StatusMethodNotAllowed, r.Code)
 	require.Equal(t, 1, r.Doc.Find(`[data-testid="error-page"]`).Length())
 }

@@ -15,10 +15,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/config"
+	"github.com/lectern-reader/lectern/backend/internal/apptest"
 	"github.com/lectern-reader/lectern/backend/internal/credential"
-	"github.com/lectern-reader/lectern/backend/internal/pgtest"
-	"github.com/lectern-reader/lectern/backend/internal/server"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -73,22 +71,12 @@ func percentile(d []time.Duration, p float64) time.Duration {
 // Bookmarks as the panel's JSON (GET /api/bookmarks?kind=manga), the
 // reference. Run it with -benchtime=200x for the p50/p99 over 200 renders.
 func BenchmarkLibraryPage1000(b *testing.B) {
-	st := store.New(pgtest.New(b))
-	cfg := config.Config{PublicBaseURL: "http://lectern.lan", DataDir: b.TempDir()}
-	cfg.CoverDir = cfg.DataDir + "/covers"
-	srv, err := server.New(context.Background(), server.Deps{Config: cfg, Store: st, Version: "bench"})
-	require.NoError(b, err)
-	h := srv.Handler()
-	hash, err := credential.HashPassword(password)
-	require.NoError(b, err)
-	ann, err := st.CreateReader(context.Background(), "ann", hash, false)
-	require.NoError(b, err)
+	app := apptest.New(b, apptest.Options{PublicBaseURL: "http://lectern.lan", Version: "bench"})
+	st, h := app.Store, app.Handler()
+	ann := app.Reader("ann", false)
 	seedMany(b, st, ann.ID, 1000, strings.Repeat("ab", 32))
 	cookie := sessionCookie(b, st, ann.ID)
-	token, th, err := credential.NewToken()
-	require.NoError(b, err)
-	_, err = st.CreateToken(context.Background(), ann.ID, "bench", th)
-	require.NoError(b, err)
+	token := app.NewToken(ann)
 
 	page := func(gz bool) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodGet, "/library/manga", nil)
@@ -150,17 +138,17 @@ func BenchmarkLibraryPage1000(b *testing.B) {
 // asserted: the machine is shared). What it asserts is that every card
 // arrives and the page paints.
 func TestBrowserLibrary1000FirstRender(t *testing.T) {
-	b := setupWithCovers(t)
-	ann := b.reader("ann", false)
-	seedMany(t, b.store, ann.ID, 1000, "")
+	b := setup(t)
+	ann := b.Reader("ann", false)
+	seedMany(t, b.Store, ann.ID, 1000, "")
 	// One real stored Cover, shown by nine Series in ten.
 	addr := b.storeCover("asura:series-4", coverPNG(t, color.RGBA{40, 60, 140, 255}, color.RGBA{180, 80, 200, 255}))
-	_, err := b.store.Pool.Exec(context.Background(),
+	_, err := b.Store.Pool.Exec(context.Background(),
 		`UPDATE series SET cover_address = $1, cover_type = 'image/png' WHERE key LIKE '%:series-%' AND right(key, 1) <> '3'`, addr)
 	require.NoError(t, err)
 
 	browser := startBrowser(t)
-	tab := newTab(t, browser, b.ts.URL)
+	tab := newTab(t, browser, b.URL)
 	require.EqualValues(t, 200, tab.open("/login"))
 	tab.fill("#name", "ann")
 	tab.fill("#password", password)

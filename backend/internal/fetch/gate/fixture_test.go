@@ -4,20 +4,14 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/x509"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"io/fs"
-	"log"
-	"net"
 	"net/http"
-	"net/http/httptest"
-	"net/netip"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,79 +19,23 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lectern-reader/lectern/backend/internal/blob"
+	"github.com/lectern-reader/lectern/backend/internal/fakenet"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
-	"github.com/lectern-reader/lectern/backend/internal/testcert"
 )
 
-// The public addresses the fixture pretends to be. The recording dialer maps
-// them to the loopback TLS server; nothing ever leaves the machine.
+// The public addresses the fixture's names resolve to: the fake network's
+// stand-ins, which its dialer connects to its loopback server. Nothing ever
+// leaves the machine.
 var (
-	publicV4 = netip.MustParseAddr("93.184.216.34")
-	publicV6 = netip.MustParseAddr("2606:2800:220:1:248:1893:25c8:1946")
+	publicV4 = fakenet.StandIn
+	publicV6 = fakenet.StandIn6
 )
 
-// recorder is the injected dial seam. It records every address the gate asks
-// it to dial and connects the public ones to the fixture server.
-type recorder struct {
-	mu     sync.Mutex
-	dials  []string
-	routes map[string]string
-}
-
-func (r *recorder) Dial(ctx context.Context, _, addr string) (net.Conn, error) {
-	r.mu.Lock()
-	r.dials = append(r.dials, addr)
-	target, ok := r.routes[addr]
-	r.mu.Unlock()
-	if !ok {
-		return nil, fmt.Errorf("recorder: no route to %s", addr)
-	}
-	var d net.Dialer
-	return d.DialContext(ctx, "tcp", target)
-}
-
-func (r *recorder) Dials() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.dials...)
-}
-
-// resolver is the injected name lookup, with a mutable table so a test can
-// change an answer between two connections (DNS rebinding).
-type resolver struct {
-	mu      sync.Mutex
-	names   map[string][]netip.Addr
-	lookups []string
-}
-
-func (r *resolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.lookups = append(r.lookups, host)
-	addrs, ok := r.names[host]
-	if !ok {
-		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-	}
-	return append([]netip.Addr(nil), addrs...), nil
-}
-
-func (r *resolver) Set(host string, addrs ...netip.Addr) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.names[host] = addrs
-}
-
-// fixture is one loopback TLS server answering for every public test name,
-// with the injected resolver and dialer wired to it.
+// fixture is the fake network answering for every public test name (and
+// the public literals) with the handler below.
 type fixture struct {
-	srv      *httptest.Server
-	pool     *x509.CertPool
-	resolver *resolver
-	dialer   *recorder
-	// What the server saw and did.
-	requests     atomic.Int64
-	lastReferer  atomic.Value
-	lastAgent    atomic.Value
+	net *fakenet.Net
+	// What the server did.
 	endlessBytes atomic.Int64
 }
 
@@ -110,42 +48,40 @@ type fixtureOpts struct {
 
 func newFixture(t testing.TB, o fixtureOpts) *fixture {
 	t.Helper()
-	f := &fixture{}
-	cfg, pool := testcert.New(t, "cdn.test", "img.test", "hop.test", "hooks.test", "v6.test",
-		"rebind.test", publicV4.String(), publicV6.String())
-	f.pool = pool
-	f.srv = httptest.NewUnstartedServer(f.handler(o))
-	f.srv.EnableHTTP2 = o.http2
-	// Aborted handshakes and cut streams are the point of several tests.
-	f.srv.Config.ErrorLog = log.New(io.Discard, "", 0)
-	f.srv.TLS = cfg
-	f.srv.StartTLS()
-	t.Cleanup(f.srv.Close)
-
-	backend := f.srv.Listener.Addr().String()
-	f.dialer = &recorder{routes: map[string]string{
-		netip.AddrPortFrom(publicV4, 443).String(): backend,
-		netip.AddrPortFrom(publicV6, 443).String(): backend,
-	}}
-	f.resolver = &resolver{names: map[string][]netip.Addr{
-		"cdn.test":    {publicV4},
-		"img.test":    {publicV4},
-		"hop.test":    {publicV4},
-		"hooks.test":  {publicV4},
-		"rebind.test": {publicV4},
-		"v6.test":     {publicV6},
-	}}
+	f := &fixture{net: fakenet.New(t, fakenet.Options{HTTP1Only: !o.http2})}
+	h := f.handler(o)
+	for _, host := range []string{"cdn.test", "img.test", "hop.test", "hooks.test", "rebind.test", "v6.test",
+		publicV4.String(), publicV6.String()} {
+		f.net.HandleHost(host, h)
+	}
+	f.net.Resolve("v6.test", publicV6)
 	return f
 }
 
 func (f *fixture) client(o gate.Options) *gate.Client {
-	o.Resolver = f.resolver
-	o.Dial = f.dialer.Dial
-	o.RootCAs = f.pool
+	o.Resolver = f.net
+	o.Dial = f.net.DialContext
+	o.RootCAs = f.net.RootCAs()
 	if o.Timeout == 0 {
 		o.Timeout = 10 * time.Second
 	}
 	return gate.New(o)
+}
+
+// requests counts the requests that reached the server.
+func (f *fixture) requests() int64 { return int64(len(f.net.Requests())) }
+
+// lastReferer and lastAgent are the last request's headers.
+func (f *fixture) lastReferer() string { return f.last().Get("Referer") }
+
+func (f *fixture) lastAgent() string { return f.last().Get("User-Agent") }
+
+func (f *fixture) last() http.Header {
+	r := f.net.Requests()
+	if len(r) == 0 {
+		return http.Header{}
+	}
+	return r[len(r)-1].Header
 }
 
 func (f *fixture) handler(o fixtureOpts) http.Handler {
@@ -269,9 +205,6 @@ func (f *fixture) handler(o fixtureOpts) http.Handler {
 		_, _ = w.Write(append([]byte("got "), b...))
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f.requests.Add(1)
-		f.lastReferer.Store(r.Header.Get("Referer"))
-		f.lastAgent.Store(r.Header.Get("User-Agent"))
 		if o.closeConns {
 			w.Header().Set("Connection", "close")
 		}

@@ -89,7 +89,7 @@ func TestHostileDestinationsAreRefusedWithoutAConnection(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, fixtureOpts{})
 			for name, addrs := range tc.names {
-				f.resolver.Set(name, addrs...)
+				f.net.Resolve(name, addrs...)
 			}
 			c := f.client(gate.Options{})
 			store := &blob.Store{Dir: t.TempDir()}
@@ -98,8 +98,8 @@ func TestHostileDestinationsAreRefusedWithoutAConnection(t *testing.T) {
 			require.ErrorIs(t, err, gate.ErrRefused)
 			require.Equal(t, tc.class, gate.Class(err), "%v", err)
 			require.Empty(t, addr)
-			require.Empty(t, f.dialer.Dials(), "no connection may be attempted")
-			require.Zero(t, f.requests.Load())
+			require.Empty(t, f.net.Dials(), "no connection may be attempted")
+			require.Zero(t, f.requests())
 			require.Empty(t, storedFiles(t, store.Dir))
 		})
 	}
@@ -156,7 +156,7 @@ func TestHostileAnswersAreRefusedAndNothingStored(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, fixtureOpts{})
-			f.resolver.Set("internal.test", netip.MustParseAddr("192.168.0.10"))
+			f.net.Resolve("internal.test", netip.MustParseAddr("192.168.0.10"))
 			c := f.client(tc.opts)
 			store := &blob.Store{Dir: t.TempDir()}
 
@@ -166,7 +166,7 @@ func TestHostileAnswersAreRefusedAndNothingStored(t *testing.T) {
 			require.ErrorIs(t, err, gate.ErrRefused)
 			require.Equal(t, tc.class, gate.Class(err), "%v", err)
 			require.Empty(t, addr)
-			require.Equal(t, tc.wantDials, f.dialer.Dials())
+			require.Equal(t, tc.wantDials, f.net.Dials())
 			require.Empty(t, storedFiles(t, store.Dir))
 		})
 	}
@@ -216,9 +216,9 @@ func TestPublicImagesArrive(t *testing.T) {
 					final = tc.url
 				}
 				require.Equal(t, final, img.URL)
-				require.Equal(t, "https://site.test/series/x", f.lastReferer.Load())
-				require.Equal(t, "lectern-test/1", f.lastAgent.Load())
-				for _, d := range f.dialer.Dials() {
+				require.Equal(t, "https://site.test/series/x", f.lastReferer())
+				require.Equal(t, "lectern-test/1", f.lastAgent())
+				for _, d := range f.net.Dials() {
 					ap := netip.MustParseAddrPort(d)
 					require.Contains(t, []netip.Addr{publicV4, publicV6}, ap.Addr(), "only public addresses are dialled")
 				}
@@ -256,13 +256,13 @@ func TestEveryConnectionIsCheckedAgain(t *testing.T) {
 
 	_, err := c.FetchImage(context.Background(), "https://rebind.test/cover.jpg", "")
 	require.NoError(t, err)
-	require.Len(t, f.dialer.Dials(), 1)
+	require.Len(t, f.net.Dials(), 1)
 
-	f.resolver.Set("rebind.test", netip.MustParseAddr("127.0.0.1"))
+	f.net.Resolve("rebind.test", netip.MustParseAddr("127.0.0.1"))
 	_, err = c.FetchImage(context.Background(), "https://rebind.test/cover.jpg", "")
 	require.Equal(t, gate.ClassLoopback, gate.Class(err), "%v", err)
-	require.Len(t, f.dialer.Dials(), 1, "the rebound address is never dialled")
-	require.EqualValues(t, 1, f.requests.Load())
+	require.Len(t, f.net.Dials(), 1, "the rebound address is never dialled")
+	require.EqualValues(t, 1, f.requests())
 }
 
 func TestFailuresThatAreNotRefusals(t *testing.T) {
@@ -317,16 +317,16 @@ func TestUntrustedCertificateIsAFailure(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, fixtureOpts{})
 	_, otherPool := testcert.New(t, "cdn.test")
-	c := gate.New(gate.Options{Resolver: f.resolver, Dial: f.dialer.Dial, RootCAs: otherPool})
+	c := gate.New(gate.Options{Resolver: f.net, Dial: f.net.DialContext, RootCAs: otherPool})
 	_, err := c.FetchImage(context.Background(), "https://cdn.test/cover.jpg", "")
 	require.Error(t, err)
-	require.Zero(t, f.requests.Load())
+	require.Zero(t, f.requests())
 }
 
 func TestDoGatesWebhooks(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, fixtureOpts{})
-	f.resolver.Set("internal.test", netip.MustParseAddr("10.1.2.3"))
+	f.net.Resolve("internal.test", netip.MustParseAddr("10.1.2.3"))
 	c := f.client(gate.Options{MaxBytes: 4096, UserAgent: "lectern-test/1"})
 
 	req, err := http.NewRequest(http.MethodPost, "https://hooks.test/hook", strings.NewReader("chapter 12"))
@@ -337,7 +337,7 @@ func TestDoGatesWebhooks(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, resp.Body.Close())
 	require.Equal(t, "got chapter 12", string(body))
-	require.Equal(t, "lectern-test/1", f.lastAgent.Load())
+	require.Equal(t, "lectern-test/1", f.lastAgent())
 	require.Empty(t, req.Header.Get("User-Agent"), "the caller's request is not modified")
 
 	for _, tc := range []struct{ url, class string }{
@@ -366,7 +366,7 @@ func TestDoGatesWebhooks(t *testing.T) {
 	_, err = c.Do(req)
 	require.Equal(t, gate.ClassTooLarge, gate.Class(err), "%v", err)
 
-	for _, d := range f.dialer.Dials() {
+	for _, d := range f.net.Dials() {
 		require.Equal(t, "93.184.216.34:443", d)
 	}
 }
@@ -374,7 +374,7 @@ func TestDoGatesWebhooks(t *testing.T) {
 func TestDialContextIsGuarded(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, fixtureOpts{})
-	f.resolver.Set("internal.test", netip.MustParseAddr("172.20.0.5"))
+	f.net.Resolve("internal.test", netip.MustParseAddr("172.20.0.5"))
 	c := f.client(gate.Options{})
 	ctx := context.Background()
 
@@ -391,12 +391,12 @@ func TestDialContextIsGuarded(t *testing.T) {
 		require.ErrorIs(t, err, gate.ErrRefused, tc.addr)
 		require.Equal(t, tc.class, gate.Class(err), "%s: %v", tc.addr, err)
 	}
-	require.Empty(t, f.dialer.Dials())
+	require.Empty(t, f.net.Dials())
 
 	conn, err := c.DialContext(ctx, "tcp", "cdn.test:443")
 	require.NoError(t, err)
 	require.NoError(t, conn.Close())
-	require.Equal(t, []string{"93.184.216.34:443"}, f.dialer.Dials())
+	require.Equal(t, []string{"93.184.216.34:443"}, f.net.Dials())
 }
 
 // TestDefaultDialerAndAllowAddrs runs the production dialer (net.Dialer with

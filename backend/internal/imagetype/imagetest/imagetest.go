@@ -1,11 +1,15 @@
 // Package imagetest makes test images: the real magic numbers of each format
 // followed by random bytes, which is all the blob store, the Cover route and
-// the gate ever look at.
+// the gate ever look at, and small real PNGs for the parts that decode.
 package imagetest
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/binary"
+	"image"
+	"image/color"
+	"image/png"
 	"testing"
 )
 
@@ -58,4 +62,20 @@ func Random(t testing.TB, n int) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// RealPNG is a small real PNG (20 by 28), different for each seed.
+func RealPNG(t testing.TB, seed uint8) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, 20, 28))
+	for x := range 20 {
+		for y := range 28 {
+			img.Set(x, y, color.RGBA{R: seed, G: uint8(x * 12), B: uint8(y * 9), A: 255})
+		}
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

@@ -1,133 +1,21 @@
-package server
+package api_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-reader/lectern/backend/internal/config"
-	"github.com/lectern-reader/lectern/backend/internal/credential"
-	"github.com/lectern-reader/lectern/backend/internal/pgtest"
-	"github.com/lectern-reader/lectern/backend/internal/store"
+	"github.com/lectern-reader/lectern/backend/internal/apptest"
 )
 
-func TestMain(m *testing.M) {
-	// Tests that pass no logger would print every request line.
-	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	os.Exit(pgtest.Main(m))
-}
+// The Bookmark API through the composed server (apptest), as the panel
+// calls it: in process, over a fresh database, jobs queued and none run.
 
+// testBase is PUBLIC_BASE_URL of these tests.
 const testBase = "https://lectern.example.net"
-
-type testBundle struct {
-	t      *testing.T
-	store  *store.Store
-	server *Server
-	h      http.Handler
-}
-
-func setup(t *testing.T) *testBundle {
-	t.Helper()
-	st := store.New(pgtest.New(t))
-	cfg := config.Config{PublicBaseURL: testBase, DataDir: t.TempDir()}
-	cfg.CoverDir = cfg.DataDir + "/covers"
-	srv, err := New(context.Background(), Deps{Config: cfg, Store: st, Version: "test"})
-	require.NoError(t, err)
-	return &testBundle{t: t, store: st, server: srv, h: srv.Handler()}
-}
-
-// reader creates a Reader and returns a live token for them.
-func (b *testBundle) reader(name string, owner bool) string {
-	b.t.Helper()
-	hash, err := credential.HashPassword("correct horse battery")
-	require.NoError(b.t, err)
-	r, err := b.store.CreateReader(context.Background(), name, hash, owner)
-	require.NoError(b.t, err)
-	token, th, err := credential.NewToken()
-	require.NoError(b.t, err)
-	_, err = b.store.CreateToken(context.Background(), r.ID, "test", th)
-	require.NoError(b.t, err)
-	return token
-}
-
-type resp struct {
-	Code   int
-	Header http.Header
-	Body   []byte
-}
-
-func (r resp) json(t *testing.T, v any) {
-	t.Helper()
-	require.NoError(t, json.Unmarshal(r.Body, v), "body: %s", r.Body)
-}
-
-func (r resp) errorMsg(t *testing.T) string {
-	t.Helper()
-	var e struct {
-		Error string `json:"error"`
-	}
-	r.json(t, &e)
-	require.NotEmpty(t, e.Error)
-	return e.Error
-}
-
-func (b *testBundle) do(method, path, token string, body any, hdr ...string) resp {
-	b.t.Helper()
-	var rd io.Reader
-	switch v := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(v)
-	case []byte:
-		rd = bytes.NewReader(v)
-	default:
-		buf, err := json.Marshal(v)
-		require.NoError(b.t, err)
-		rd = bytes.NewReader(buf)
-	}
-	req := httptest.NewRequest(method, path, rd)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	rec := httptest.NewRecorder()
-	b.h.ServeHTTP(rec, req)
-	return resp{Code: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
-}
-
-type wireBookmark struct {
-	Key                 string   `json:"key"`
-	Site                string   `json:"site"`
-	Kind                string   `json:"kind"`
-	Title               string   `json:"title"`
-	SeriesURL           string   `json:"series_url"`
-	Cover               *string  `json:"cover"`
-	Chapter             string   `json:"chapter"`
-	ChapterNumber       *float64 `json:"chapter_number"`
-	ChapterURL          string   `json:"chapter_url"`
-	ProgressAt          *string  `json:"progress_at"`
-	LatestChapter       *string  `json:"latest_chapter"`
-	LatestChapterNumber *float64 `json:"latest_chapter_number"`
-	LatestChapterURL    *string  `json:"latest_chapter_url"`
-	LatestAt            *string  `json:"latest_at"`
-	Unread              *bool    `json:"unread"`
-	CreatedAt           string   `json:"created_at"`
-	UpdatedAt           string   `json:"updated_at"`
-}
 
 func soloPut(chapter string) map[string]any {
 	return map[string]any{
@@ -141,13 +29,13 @@ func soloPut(chapter string) map[string]any {
 
 func TestPutCreatesThenUpdatesProgress(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	tok := b.reader("ann", false)
+	b := apptest.New(t, apptest.Options{PublicBaseURL: testBase})
+	tok := b.Token("ann", false)
 
-	r := b.do("PUT", "/api/bookmarks/asura:solo-leveling", tok, soloPut("Chapter 12"))
+	r := b.Do("PUT", "/api/bookmarks/asura:solo-leveling", tok, soloPut("Chapter 12"))
 	require.Equal(t, http.StatusCreated, r.Code, "%s", r.Body)
-	var got wireBookmark
-	r.json(t, &got)
+	var got apptest.Bookmark
+	r.JSON(t, &got)
 	require.Equal(t, "asura:solo-leveling", got.Key)
 	require.Equal(t, "asura", got.Site)
 	require.Equal(t, "manga", got.Kind)
@@ -162,22 +50,22 @@ func TestPutCreatesThenUpdatesProgress(t *testing.T) {
 	require.NotNil(t, got.Unread)
 	require.False(t, *got.Unread)
 
-	r = b.do("PUT", "/api/bookmarks/asura:solo-leveling", tok, soloPut("Chapter 12.5"))
+	r = b.Do("PUT", "/api/bookmarks/asura:solo-leveling", tok, soloPut("Chapter 12.5"))
 	require.Equal(t, http.StatusOK, r.Code, "%s", r.Body)
-	r.json(t, &got)
+	r.JSON(t, &got)
 	require.Equal(t, "Chapter 12.5", got.Chapter)
 	require.Equal(t, 12.5, *got.ChapterNumber)
 
-	r = b.do("GET", "/api/bookmarks", tok, nil)
+	r = b.Do("GET", "/api/bookmarks", tok, nil)
 	require.Equal(t, http.StatusOK, r.Code)
-	var list []wireBookmark
-	r.json(t, &list)
+	var list []apptest.Bookmark
+	r.JSON(t, &list)
 	require.Len(t, list, 1)
 	require.Equal(t, "Chapter 12.5", list[0].Chapter)
 
 	// Every field of the wire contract is present, even when empty.
 	var raw []map[string]any
-	r.json(t, &raw)
+	r.JSON(t, &raw)
 	for _, f := range []string{"key", "site", "kind", "title", "series_url", "cover", "chapter", "chapter_number",
 		"chapter_url", "progress_at", "latest_chapter", "latest_chapter_number", "latest_chapter_url", "latest_at",
 		"unread", "created_at", "updated_at"} {
@@ -187,73 +75,73 @@ func TestPutCreatesThenUpdatesProgress(t *testing.T) {
 
 func TestPutWithoutChapterKeepsProgress(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	tok := b.reader("ann", false)
-	require.Equal(t, http.StatusCreated, b.do("PUT", "/api/bookmarks/asura:solo-leveling", tok, soloPut("Chapter 40")).Code)
+	b := apptest.New(t, apptest.Options{PublicBaseURL: testBase})
+	tok := b.Token("ann", false)
+	require.Equal(t, http.StatusCreated, b.Do("PUT", "/api/bookmarks/asura:solo-leveling", tok, soloPut("Chapter 40")).Code)
 
 	body := soloPut("")
 	delete(body, "chapter_url")
-	r := b.do("PUT", "/api/bookmarks/asura:solo-leveling", tok, body)
+	r := b.Do("PUT", "/api/bookmarks/asura:solo-leveling", tok, body)
 	require.Equal(t, http.StatusOK, r.Code, "%s", r.Body)
-	var got wireBookmark
-	r.json(t, &got)
+	var got apptest.Bookmark
+	r.JSON(t, &got)
 	require.Equal(t, "Chapter 40", got.Chapter, "a PUT without a chapter must not erase recorded Progress")
 }
 
 func TestReadersAreIsolated(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	ann := b.reader("ann", false)
-	bob := b.reader("bob", false)
-	require.Equal(t, http.StatusCreated, b.do("PUT", "/api/bookmarks/asura:solo-leveling", ann, soloPut("Chapter 3")).Code)
+	b := apptest.New(t, apptest.Options{PublicBaseURL: testBase})
+	ann := b.Token("ann", false)
+	bob := b.Token("bob", false)
+	require.Equal(t, http.StatusCreated, b.Do("PUT", "/api/bookmarks/asura:solo-leveling", ann, soloPut("Chapter 3")).Code)
 
-	var list []wireBookmark
-	b.do("GET", "/api/bookmarks", bob, nil).json(t, &list)
+	var list []apptest.Bookmark
+	b.Do("GET", "/api/bookmarks", bob, nil).JSON(t, &list)
 	require.Empty(t, list, "bob sees none of ann's Bookmarks")
 
-	require.Equal(t, http.StatusNotFound, b.do("GET", "/api/bookmarks/asura:solo-leveling", bob, nil).Code)
-	require.Equal(t, http.StatusNotFound, b.do("DELETE", "/api/bookmarks/asura:solo-leveling", bob, nil).Code)
+	require.Equal(t, http.StatusNotFound, b.Do("GET", "/api/bookmarks/asura:solo-leveling", bob, nil).Code)
+	require.Equal(t, http.StatusNotFound, b.Do("DELETE", "/api/bookmarks/asura:solo-leveling", bob, nil).Code)
 
 	// bob bookmarking the same Series creates his own Bookmark and leaves ann's Progress alone.
-	require.Equal(t, http.StatusCreated, b.do("PUT", "/api/bookmarks/asura:solo-leveling", bob, soloPut("Chapter 99")).Code)
-	var annB wireBookmark
-	b.do("GET", "/api/bookmarks/asura:solo-leveling", ann, nil).json(t, &annB)
+	require.Equal(t, http.StatusCreated, b.Do("PUT", "/api/bookmarks/asura:solo-leveling", bob, soloPut("Chapter 99")).Code)
+	var annB apptest.Bookmark
+	b.Do("GET", "/api/bookmarks/asura:solo-leveling", ann, nil).JSON(t, &annB)
 	require.Equal(t, "Chapter 3", annB.Chapter)
-	b.do("GET", "/api/bookmarks", ann, nil).json(t, &list)
+	b.Do("GET", "/api/bookmarks", ann, nil).JSON(t, &list)
 	require.Len(t, list, 1)
 }
 
 func TestDeleteThenGet(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	tok := b.reader("ann", false)
-	require.Equal(t, http.StatusCreated, b.do("PUT", "/api/bookmarks/asura:solo-leveling", tok, soloPut("Chapter 3")).Code)
-	r := b.do("DELETE", "/api/bookmarks/asura:solo-leveling", tok, nil)
+	b := apptest.New(t, apptest.Options{PublicBaseURL: testBase})
+	tok := b.Token("ann", false)
+	require.Equal(t, http.StatusCreated, b.Do("PUT", "/api/bookmarks/asura:solo-leveling", tok, soloPut("Chapter 3")).Code)
+	r := b.Do("DELETE", "/api/bookmarks/asura:solo-leveling", tok, nil)
 	require.Equal(t, http.StatusNoContent, r.Code)
 	require.Empty(t, r.Body)
 
-	var list []wireBookmark
-	r = b.do("GET", "/api/bookmarks", tok, nil)
-	r.json(t, &list)
+	var list []apptest.Bookmark
+	r = b.Do("GET", "/api/bookmarks", tok, nil)
+	r.JSON(t, &list)
 	require.Empty(t, list)
 	require.Equal(t, "[]\n", string(r.Body), "an empty library is an empty array, not null")
 
-	r = b.do("DELETE", "/api/bookmarks/asura:solo-leveling", tok, nil)
+	r = b.Do("DELETE", "/api/bookmarks/asura:solo-leveling", tok, nil)
 	require.Equal(t, http.StatusNotFound, r.Code)
-	require.Contains(t, r.errorMsg(t), "no bookmark asura:solo-leveling")
+	require.Contains(t, r.ErrorMsg(t), "no bookmark asura:solo-leveling")
 }
 
 func TestErrors(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	tok := b.reader("ann", false)
+	b := apptest.New(t, apptest.Options{PublicBaseURL: testBase})
+	tok := b.Token("ann", false)
 
-	revoked := b.reader("rex", false)
-	rex, err := b.store.ReaderByName(context.Background(), "rex")
+	revoked := b.Token("rex", false)
+	rex, err := b.Store.ReaderByName(context.Background(), "rex")
 	require.NoError(t, err)
-	toks, err := b.store.ListTokens(context.Background(), rex.ID)
+	toks, err := b.Store.ListTokens(context.Background(), rex.ID)
 	require.NoError(t, err)
-	require.NoError(t, b.store.RevokeToken(context.Background(), rex.ID, toks[0].ID))
+	require.NoError(t, b.Store.RevokeToken(context.Background(), rex.ID, toks[0].ID))
 
 	big := soloPut("Chapter 1")
 	big["title"] = strings.Repeat("x", 70<<10)
@@ -310,52 +198,52 @@ func TestErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var r resp
+			var r apptest.Response
 			if c.name == "not bearer" {
-				r = b.do(c.method, c.path, "", c.body, "Authorization", "Basic YW5uOnB3")
+				r = b.Do(c.method, c.path, "", c.body, "Authorization", "Basic YW5uOnB3")
 			} else {
-				r = b.do(c.method, c.path, c.token, c.body)
+				r = b.Do(c.method, c.path, c.token, c.body)
 			}
 			require.Equal(t, c.code, r.Code, "%s", r.Body)
-			require.Contains(t, r.errorMsg(t), c.msg)
+			require.Contains(t, r.ErrorMsg(t), c.msg)
 			require.Equal(t, "application/json; charset=utf-8", r.Header.Get("Content-Type"))
 		})
 	}
 
 	// None of the refused writes left anything behind.
-	var list []wireBookmark
-	b.do("GET", "/api/bookmarks", tok, nil).json(t, &list)
+	var list []apptest.Bookmark
+	b.Do("GET", "/api/bookmarks", tok, nil).JSON(t, &list)
 	require.Empty(t, list)
 
 	// A key mismatch says which key was expected, as a field too.
 	var e struct {
 		ExpectedKey string `json:"expected_key"`
 	}
-	b.do("PUT", "/api/bookmarks/asura:other", tok, soloPut("Chapter 1")).json(t, &e)
+	b.Do("PUT", "/api/bookmarks/asura:other", tok, soloPut("Chapter 1")).JSON(t, &e)
 	require.Equal(t, "asura:solo-leveling", e.ExpectedKey)
 }
 
 func TestCoverFromClientIsIgnored(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	tok := b.reader("ann", false)
+	b := apptest.New(t, apptest.Options{PublicBaseURL: testBase})
+	tok := b.Token("ann", false)
 	body := soloPut("Chapter 1")
 	body["cover"] = "https://evil.example/tracker.png"
 
-	r := b.do("PUT", "/api/bookmarks/asura:solo-leveling", tok, body)
+	r := b.Do("PUT", "/api/bookmarks/asura:solo-leveling", tok, body)
 	require.Equal(t, http.StatusCreated, r.Code, "%s", r.Body)
-	var got wireBookmark
-	r.json(t, &got)
+	var got apptest.Bookmark
+	r.JSON(t, &got)
 	require.Equal(t, "", *got.Cover)
 
 	body["cover"] = map[string]any{"any": "shape"}
-	r = b.do("PUT", "/api/bookmarks/asura:solo-leveling", tok, body)
+	r = b.Do("PUT", "/api/bookmarks/asura:solo-leveling", tok, body)
 	require.Equal(t, http.StatusOK, r.Code, "%s", r.Body)
-	r.json(t, &got)
+	r.JSON(t, &got)
 	require.Equal(t, "", *got.Cover)
 
 	var addr, src string
-	require.NoError(t, b.store.Pool.QueryRow(context.Background(),
+	require.NoError(t, b.Store.Pool.QueryRow(context.Background(),
 		`SELECT cover_address, cover_source_url FROM series WHERE key = 'asura:solo-leveling'`).Scan(&addr, &src))
 	require.Empty(t, addr)
 	require.Empty(t, src)
@@ -363,96 +251,79 @@ func TestCoverFromClientIsIgnored(t *testing.T) {
 
 func TestETagAnd304(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	tok := b.reader("ann", false)
-	require.Equal(t, http.StatusCreated, b.do("PUT", "/api/bookmarks/asura:solo-leveling", tok, soloPut("Chapter 1")).Code)
+	b := apptest.New(t, apptest.Options{PublicBaseURL: testBase})
+	tok := b.Token("ann", false)
+	require.Equal(t, http.StatusCreated, b.Do("PUT", "/api/bookmarks/asura:solo-leveling", tok, soloPut("Chapter 1")).Code)
 
-	r := b.do("GET", "/api/bookmarks", tok, nil)
+	r := b.Do("GET", "/api/bookmarks", tok, nil)
 	require.Equal(t, http.StatusOK, r.Code)
 	etag := r.Header.Get("ETag")
 	require.NotEmpty(t, etag)
 
-	r = b.do("GET", "/api/bookmarks", tok, nil, "If-None-Match", etag)
+	r = b.Do("GET", "/api/bookmarks", tok, nil, "If-None-Match", etag)
 	require.Equal(t, http.StatusNotModified, r.Code)
 	require.Empty(t, r.Body)
 
 	// Another Library has its own ETag.
-	novel := b.do("GET", "/api/bookmarks?kind=novel", tok, nil)
+	novel := b.Do("GET", "/api/bookmarks?kind=novel", tok, nil)
 	require.NotEqual(t, etag, novel.Header.Get("ETag"))
 
-	require.Equal(t, http.StatusOK, b.do("PUT", "/api/bookmarks/asura:solo-leveling", tok, soloPut("Chapter 2")).Code)
-	r = b.do("GET", "/api/bookmarks", tok, nil, "If-None-Match", etag)
+	require.Equal(t, http.StatusOK, b.Do("PUT", "/api/bookmarks/asura:solo-leveling", tok, soloPut("Chapter 2")).Code)
+	r = b.Do("GET", "/api/bookmarks", tok, nil, "If-None-Match", etag)
 	require.Equal(t, http.StatusOK, r.Code, "a PUT changes the ETag")
 	require.NotEqual(t, etag, r.Header.Get("ETag"))
 
 	// A Series fact written by the backend changes it too.
 	etag = r.Header.Get("ETag")
-	_, err := b.store.Pool.Exec(context.Background(),
+	_, err := b.Store.Pool.Exec(context.Background(),
 		`UPDATE series SET latest_label = 'Chapter 3', latest_number = 3, updated_at = now() WHERE key = 'asura:solo-leveling'`)
 	require.NoError(t, err)
-	r = b.do("GET", "/api/bookmarks", tok, nil, "If-None-Match", etag)
+	r = b.Do("GET", "/api/bookmarks", tok, nil, "If-None-Match", etag)
 	require.Equal(t, http.StatusOK, r.Code)
-	var list []wireBookmark
-	r.json(t, &list)
+	var list []apptest.Bookmark
+	r.JSON(t, &list)
 	require.True(t, *list[0].Unread, "Latest Chapter 3 is beyond Progress 2")
 
 	// A delete changes it.
 	etag = r.Header.Get("ETag")
-	require.Equal(t, http.StatusNoContent, b.do("DELETE", "/api/bookmarks/asura:solo-leveling", tok, nil).Code)
-	require.Equal(t, http.StatusOK, b.do("GET", "/api/bookmarks", tok, nil, "If-None-Match", etag).Code)
+	require.Equal(t, http.StatusNoContent, b.Do("DELETE", "/api/bookmarks/asura:solo-leveling", tok, nil).Code)
+	require.Equal(t, http.StatusOK, b.Do("GET", "/api/bookmarks", tok, nil, "If-None-Match", etag).Code)
 }
 
 func TestNewSeriesQueuesOneAcquisition(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	ann := b.reader("ann", false)
-	bob := b.reader("bob", false)
-	require.Equal(t, http.StatusCreated, b.do("PUT", "/api/bookmarks/asura:solo-leveling", ann, soloPut("Chapter 1")).Code)
-	require.Equal(t, http.StatusOK, b.do("PUT", "/api/bookmarks/asura:solo-leveling", ann, soloPut("Chapter 2")).Code)
-	require.Equal(t, http.StatusCreated, b.do("PUT", "/api/bookmarks/asura:solo-leveling", bob, soloPut("Chapter 1")).Code)
+	b := apptest.New(t, apptest.Options{PublicBaseURL: testBase})
+	ann := b.Token("ann", false)
+	bob := b.Token("bob", false)
+	require.Equal(t, http.StatusCreated, b.Do("PUT", "/api/bookmarks/asura:solo-leveling", ann, soloPut("Chapter 1")).Code)
+	require.Equal(t, http.StatusOK, b.Do("PUT", "/api/bookmarks/asura:solo-leveling", ann, soloPut("Chapter 2")).Code)
+	require.Equal(t, http.StatusCreated, b.Do("PUT", "/api/bookmarks/asura:solo-leveling", bob, soloPut("Chapter 1")).Code)
 
 	var n, prio int
 	var args string
-	require.NoError(t, b.store.Pool.QueryRow(context.Background(),
+	require.NoError(t, b.Store.Pool.QueryRow(context.Background(),
 		`SELECT count(*), min(priority), min(args::text) FROM river_job WHERE kind = 'poll_series'`).Scan(&n, &prio, &args))
 	require.Equal(t, 1, n, "exactly one Acquisition for a new Series, none for later Bookmarks on it")
 	require.Equal(t, 1, prio)
 	require.Contains(t, args, `"asura:solo-leveling"`)
 
 	var readers int
-	require.NoError(t, b.store.Pool.QueryRow(context.Background(),
+	require.NoError(t, b.Store.Pool.QueryRow(context.Background(),
 		`SELECT readers FROM series WHERE key = 'asura:solo-leveling'`).Scan(&readers))
 	require.Equal(t, 2, readers)
 }
 
 func TestResolve(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	tok := b.reader("ann", false)
-	r := b.do("GET", "/api/resolve?url="+
+	b := apptest.New(t, apptest.Options{PublicBaseURL: testBase})
+	tok := b.Token("ann", false)
+	r := b.Do("GET", "/api/resolve?url="+
 		"http%3A%2F%2Fwww.asurascans.com%2Fcomics%2Fsolo-leveling-1a2b3c4d%2Fchapter%2F12%3Fx%3D1", tok, nil)
 	require.Equal(t, http.StatusOK, r.Code, "%s", r.Body)
 	var ref map[string]string
-	r.json(t, &ref)
+	r.JSON(t, &ref)
 	require.Equal(t, map[string]string{
 		"key": "asura:solo-leveling", "site": "asura", "kind": "manga",
 		"series_url": "https://asurascans.com/comics/solo-leveling-1a2b3c4d",
 	}, ref)
-}
-
-func TestUserscriptsCarryTheDeploymentURL(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	for _, name := range []string{"lectern-manga.user.js", "lectern-novel.user.js"} {
-		r := b.do("GET", "/userscripts/"+name, "", nil)
-		require.Equal(t, http.StatusOK, r.Code, name)
-		require.Equal(t, "text/javascript; charset=utf-8", r.Header.Get("Content-Type"))
-		body := string(r.Body)
-		require.NotContains(t, body, "__LECTERN_", "every placeholder is replaced")
-		require.Contains(t, body, "// @connect      lectern.example.net")
-		require.Contains(t, body, "// @downloadURL  "+testBase+"/userscripts/"+name)
-		require.Contains(t, body, `'`+testBase+`'`)
-	}
-	require.Equal(t, http.StatusNotFound, b.do("GET", "/userscripts/evil.user.js", "", nil).Code)
-	require.Equal(t, http.StatusNotFound, b.do("GET", "/userscripts/..%2Fuserscripts.go", "", nil).Code)
 }
