@@ -494,7 +494,7 @@ func TestComposeFileHoldsTheDeploymentsFacts(t *testing.T) {
 		}
 		for _, want := range []string{"--disable-quic", "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
 			"--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"} {
-			require.Contains(t, flags, want, "the flags backend/internal/browser asks of a sidecar")
+			require.Contains(t, flags, want, "the flags backend/internal/fetch/browser asks of a sidecar")
 		}
 		for _, f := range flags {
 			require.False(t, strings.HasPrefix(f, "--remote-debugging-port") || strings.HasPrefix(f, "--proxy-server"),

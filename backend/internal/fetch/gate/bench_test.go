@@ -20,7 +20,7 @@ import (
 // in the same run as the reference, while it fetches the largest image the
 // cap admits (exactly 2 MiB). Run it alone so the process peak is its own:
 //
-//	go test -run '^$' -bench EndlessBody ./backend/internal/destination/
+//	go test -run '^$' -bench EndlessBody ./backend/internal/fetch/gate/
 //
 // Reported: the Go heap high-water mark above the pre-fetch baseline for each
 // fetch and their ratio; the process peak RSS (VmHWM, reset before each fetch
