@@ -88,6 +88,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 		Registry: d.Registry,
 		Acquire:  poll.Acquirer{Client: j.client},
 		Hint:     j.queue,
+		Sync:     j.trackers,
 		BaseURL:  d.Config.PublicBaseURL,
 		Logger:   d.Logger,
 	}
@@ -97,6 +98,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	if j.archive != nil {
 		addArchiveRoutes(a, j.archive, d.Logger)
 	}
+	a.ReaderRoutes = append(a.ReaderRoutes, (&api.Trackers{Service: j.trackers, Library: s.library, Logger: d.Logger}).ReaderRoutes)
 
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID)
