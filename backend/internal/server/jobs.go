@@ -68,8 +68,8 @@ type jobs struct {
 	archive *archive.Service // nil when no ARCHIVE_DIR is configured
 	// trackers push Progress to AniList, MyAnimeList and MangaUpdates.
 	trackers *tracker.Service
-	fetch   *fetch.Tree
-	queue   *poll.Queue
+	fetch    *fetch.Tree
+	queue    *poll.Queue
 	// policy is POLL_POLICY, budgets each Site's budget of scheduled polls.
 	policy   string
 	budgets  poll.Budgets

@@ -29,7 +29,7 @@ func newTrackers(d Deps, client *river.Client[pgx.Tx]) (*tracker.Service, error)
 		Clients: map[string]tracker.Client{
 			tracker.AniList: tracker.NewAniList(cfg.AniListAPIURL, cfg.AniListOAuthURL, cfg.AniListClientID, cfg.AniListClientSecret,
 				cfg.UserAgent, hc),
-			tracker.MyAnimeList: tracker.NewMAL(cfg.MALAPIURL, cfg.MALOAuthURL, cfg.MALClientID, cfg.MALClientSecret, cfg.UserAgent, hc),
+			tracker.MyAnimeList:  tracker.NewMAL(cfg.MALAPIURL, cfg.MALOAuthURL, cfg.MALClientID, cfg.MALClientSecret, cfg.UserAgent, hc),
 			tracker.MangaUpdates: tracker.NewMangaUpdates(cfg.MangaUpdatesAPIURL, cfg.UserAgent, hc),
 		},
 	}
