@@ -27,6 +27,7 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/metrics"
 	"github.com/lectern-reader/lectern/backend/internal/poll"
 	"github.com/lectern-reader/lectern/backend/internal/store"
+	"github.com/lectern-reader/lectern/backend/internal/tracker"
 	"github.com/lectern-reader/lectern/backend/internal/web"
 )
 
@@ -137,6 +138,9 @@ func (s *Server) WebRoutes() chi.Routes { return s.ui.Routes() }
 
 // Library is the Bookmark service the router uses.
 func (s *Server) Library() *bookmark.Service { return s.library }
+
+// Trackers is the trackers' service (its sync job, links and mappings).
+func (s *Server) Trackers() *tracker.Service { return s.jobs.trackers }
 
 // River is the queue client.
 func (s *Server) River() *river.Client[pgx.Tx] { return s.river }
