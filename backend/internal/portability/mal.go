@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -210,6 +211,12 @@ func (e Export) WriteMAL(w io.Writer) error {
 		}
 		doc.Manga = append(doc.Manga, m)
 	}
+	// By title, as MyAnimeList's own export: the order then depends on
+	// nothing an import loses (the Bookmarks' creation times).
+	sort.SliceStable(doc.Manga, func(i, j int) bool {
+		a, b := strings.ToLower(doc.Manga[i].Title.Text), strings.ToLower(doc.Manga[j].Title.Text)
+		return a < b || a == b && doc.Manga[i].ID < doc.Manga[j].ID
+	})
 	doc.Info.Total = len(doc.Manga)
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err

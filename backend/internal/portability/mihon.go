@@ -107,7 +107,9 @@ func nonEmpty(s, otherwise string) string {
 
 // mihonSite finds the Site a manga's URL belongs to: an absolute URL by
 // its host, a path by trying it on every Site's hosts. Several Sites
-// taking the same path are told apart by the source's name.
+// taking the same path are told apart by the source's name, and a named
+// source must match the Site it lands on: MangaDex's "/title/<uuid>" is
+// the shape of another Site's pages too.
 func mihonSite(reg *latest.Registry, raw, source string) (*latest.Site, *url.URL, bool) {
 	raw = strings.TrimSpace(raw)
 	if raw == "" {
@@ -134,10 +136,10 @@ func mihonSite(reg *latest.Registry, raw, source string) (*latest.Site, *url.URL
 			}
 		}
 	}
-	if len(hits) == 1 {
+	src := squash(source)
+	if len(hits) == 1 && src == "" {
 		return hits[0], bases[0], true
 	}
-	src := squash(source)
 	for i, s := range hits {
 		if name := squash(s.Name); src != "" && (strings.Contains(src, name) || strings.Contains(name, src)) {
 			return s, bases[i], true
