@@ -118,7 +118,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	covers.Logger = d.Logger
 	r.Handle("/covers/{address}", covers)
 	ui, err := web.New(web.Deps{Config: d.Config, Store: d.Store, Library: s.library, Logger: d.Logger, Version: d.Version,
-		Notify: newNotifyService(d), Archive: j.archive, Poll: j.console(d.Store)})
+		Notify: newNotifyService(d), Archive: j.archive, Poll: j.console(d.Store), Trackers: j.trackers})
 	if err != nil {
 		return nil, err
 	}

@@ -261,17 +261,17 @@ func refused(err error) error {
 // LinkToken links AniList with a token from its implicit grant, pasted by
 // the Reader: it is checked with the Viewer query before it is kept.
 func (s *Service) LinkToken(ctx context.Context, readerID int64, tracker, token string) (User, error) {
-	if s.Box == nil {
-		return User{}, ErrNoSecretKey
-	}
 	c, err := s.Client(tracker)
 	if err != nil {
 		return User{}, err
 	}
-	token = strings.TrimSpace(token)
 	if tracker != AniList {
 		return User{}, fmt.Errorf("%w: %s is not linked with a pasted token", ErrTokenRefused, Label(tracker))
 	}
+	if s.Box == nil {
+		return User{}, ErrNoSecretKey
+	}
+	token = strings.TrimSpace(token)
 	if token == "" || len(token) > 4096 || strings.ContainsAny(token, " \t\r\n") {
 		return User{}, fmt.Errorf("%w: paste the access token AniList showed, without spaces", ErrTokenRefused)
 	}
@@ -289,9 +289,6 @@ func (s *Service) LinkToken(ctx context.Context, readerID int64, tracker, token 
 // which are sent to MangaUpdates once and not kept: only its session
 // token is.
 func (s *Service) LinkPassword(ctx context.Context, readerID int64, tracker, username, password string) (User, error) {
-	if s.Box == nil {
-		return User{}, ErrNoSecretKey
-	}
 	c, err := s.Client(tracker)
 	if err != nil {
 		return User{}, err
@@ -299,6 +296,9 @@ func (s *Service) LinkPassword(ctx context.Context, readerID int64, tracker, use
 	pc, ok := c.(PasswordClient)
 	if !ok {
 		return User{}, fmt.Errorf("%w: %s is not linked with a password", ErrTokenRefused, Label(tracker))
+	}
+	if s.Box == nil {
+		return User{}, ErrNoSecretKey
 	}
 	username = strings.TrimSpace(username)
 	if username == "" || password == "" || len(username) > 200 || len(password) > 1024 {
@@ -328,9 +328,6 @@ func randomString(n int) string {
 // PKCE tracker a verifier (sealed) whose challenge goes with the Reader.
 // It returns the address to send the Reader to.
 func (s *Service) StartOAuth(ctx context.Context, readerID int64, tracker string) (string, error) {
-	if s.Box == nil {
-		return "", ErrNoSecretKey
-	}
 	c, err := s.Client(tracker)
 	if err != nil {
 		return "", err
@@ -338,6 +335,9 @@ func (s *Service) StartOAuth(ctx context.Context, readerID int64, tracker string
 	oc, ok := c.(OAuthClient)
 	if !ok || !oc.Configured() {
 		return "", fmt.Errorf("%w (%s)", ErrNotConfigured, Label(tracker))
+	}
+	if s.Box == nil {
+		return "", ErrNoSecretKey
 	}
 	state := randomString(32)
 	// 64 random bytes are 86 characters of RFC 7636's unreserved set, within
@@ -361,9 +361,6 @@ func (s *Service) StartOAuth(ctx context.Context, readerID int64, tracker string
 // Reader started for this tracker, unused and unexpired; the code is
 // exchanged with the verifier, and the token checked before it is kept.
 func (s *Service) FinishOAuth(ctx context.Context, readerID int64, tracker, state, code string) (User, error) {
-	if s.Box == nil {
-		return User{}, ErrNoSecretKey
-	}
 	c, err := s.Client(tracker)
 	if err != nil {
 		return User{}, err
@@ -371,6 +368,9 @@ func (s *Service) FinishOAuth(ctx context.Context, readerID int64, tracker, stat
 	oc, ok := c.(OAuthClient)
 	if !ok || !oc.Configured() {
 		return User{}, fmt.Errorf("%w (%s)", ErrNotConfigured, Label(tracker))
+	}
+	if s.Box == nil {
+		return User{}, ErrNoSecretKey
 	}
 	if state == "" || code == "" || len(state) > 200 || len(code) > 4096 {
 		return User{}, ErrBadState
