@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -394,12 +395,21 @@ func (s *Store) Completed(ctx context.Context, readerID int64, key string) (bool
 	return done, nil
 }
 
+// trackerNames are the trackers the schema's checks allow.
+var trackerNames = map[string]bool{"anilist": true, "myanimelist": true, "mangaupdates": true}
+
+// entryIDShape is a tracker entry id as stored: the tracker's API number.
+var entryIDShape = regexp.MustCompile(`^[1-9][0-9]{0,18}$`)
+
 // SetSeriesTrackerIDs records the tracker ids a Series' page publishes
 // (a Series fact, from the backend's own poll), replacing the earlier ones.
+// Ids that are not a known tracker's number (a page's typo) are left out.
 func (s *Store) SetSeriesTrackerIDs(ctx context.Context, key string, ids map[string]string) error {
 	trackers, entries := make([]string, 0, len(ids)), make([]string, 0, len(ids))
 	for t, id := range ids {
-		trackers, entries = append(trackers, t), append(entries, id)
+		if trackerNames[t] && entryIDShape.MatchString(id) {
+			trackers, entries = append(trackers, t), append(entries, id)
+		}
 	}
 	return s.InTx(ctx, func(tx *Store) error {
 		if _, err := tx.db.Exec(ctx, `DELETE FROM series_tracker_ids WHERE series_key = $1 AND NOT tracker = ANY($2)`, key, trackers); err != nil {
