@@ -43,10 +43,10 @@ type importPage struct {
 	Formats []formatOption
 	Format  string
 	// Report is set after a preview or an import.
-	Report      *portability.Report
-	Items       []portability.Item
-	MoreItems   int
-	Carried     string // the previewed text, for the apply form
+	Report    *portability.Report
+	Items     []portability.Item
+	MoreItems int
+	Carried   string // the previewed text, for the apply form
 	// CarriedBinary marks Carried as base64 of a binary file (a Mihon
 	// backup, a .xml.gz), sent back as the form's data field.
 	CarriedBinary bool
@@ -57,8 +57,8 @@ type importPage struct {
 	// "Import these" posts there (nothing is carried: the list is read
 	// again).
 	Source, ApplyPath string
-	Error       string
-	MaxBytes    string
+	Error             string
+	MaxBytes          string
 }
 
 type formatOption struct{ Value, Label string }

@@ -76,8 +76,8 @@ type UI struct {
 	// trackers are AniList, MyAnimeList and MangaUpdates; nil without them.
 	trackers *tracker.Service
 	log      *slog.Logger
-	version string
-	now     func() time.Time
+	version  string
+	now      func() time.Time
 
 	views   map[string]*view
 	assets  *assets
