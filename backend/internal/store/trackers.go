@@ -228,6 +228,18 @@ type SyncTicket struct {
 	DirtySince time.Time
 }
 
+// ForgetSynced drops what Lectern knew of a Reader's entries on a tracker,
+// so their next syncs read the tracker again: after a link, whatever
+// happened there meanwhile is backfilled.
+func (s *Store) ForgetSynced(ctx context.Context, readerID int64, tracker string) error {
+	_, err := s.db.Exec(ctx, `UPDATE tracker_entries SET synced_progress = NULL, synced_status = ''
+		WHERE reader_id = $1 AND tracker = $2`, readerID, tracker)
+	if err != nil {
+		return fmt.Errorf("forget %s sync state: %w", tracker, err)
+	}
+	return nil
+}
+
 // MarkUnsynced records that the Bookmarks on keys have Progress their
 // linked trackers have not been sent (all the Reader's Bookmarks when keys
 // is nil), except on the tracker named by except, and returns the sync

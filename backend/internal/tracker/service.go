@@ -236,6 +236,9 @@ func (s *Service) link(ctx context.Context, readerID int64, tracker string, tok 
 		if err := tx.LinkTracker(ctx, a); err != nil {
 			return err
 		}
+		if err := tx.ForgetSynced(ctx, readerID, tracker); err != nil {
+			return err
+		}
 		return s.queue(ctx, tx, readerID, nil, tracker, "")
 	})
 	if err != nil {

@@ -101,6 +101,21 @@ func Decide(number *float64, completed bool, cur Entry, found bool) Plan {
 	return p
 }
 
+// upToDate reports a sync with nothing to send: the entry was synced at or
+// beyond the Progress's whole chapters, with the completed status when the
+// Reader marked it. A count raised on the tracker meanwhile is learnt at the
+// next sync that sends something, and at every link.
+func upToDate(w store.SyncWork) bool {
+	e := w.Entry
+	if e.SyncedProgress == nil || w.ChapterNumber == nil {
+		return false
+	}
+	if w.Completed && e.SyncedStatus != StatusCompleted {
+		return false
+	}
+	return math.Floor(*w.ChapterNumber) <= float64(*e.SyncedProgress)
+}
+
 // Sync runs one sync job: wait for the tracker's pace (snoozing when it is
 // far off), claim the round, read the entry on the tracker, and write
 // whichever side is behind.
@@ -129,6 +144,12 @@ func (s *Service) Sync(ctx context.Context, args SyncArgs) error {
 	}
 	c, err := s.Client(work.Entry.Tracker)
 	if err != nil {
+		return nil
+	}
+	if upToDate(work) {
+		// Nothing this record could change: the tracker already has at
+		// least this count and the status. The same chapter recorded again
+		// (a reload, another device) costs no request.
 		return nil
 	}
 	err = s.exchange(ctx, log, c, work)

@@ -501,3 +501,62 @@ func parseQuery(t *testing.T, raw string) interface{ Get(string) string } {
 	require.NoError(t, err)
 	return q
 }
+
+// A tracker's pace is shared: each request takes the next slot, every
+// interval after the one before; a slot beyond the longest wait a job
+// sleeps is not taken, and the job snoozes for it instead.
+func TestPacePerTracker(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	st := b.app.Store
+	wait, ok, err := st.ReserveTrackerSlot(ctx, "anilist", 2*time.Second, tracker.MaxPaceWait)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Zero(t, wait)
+	wait, ok, err = st.ReserveTrackerSlot(ctx, "anilist", 2*time.Second, tracker.MaxPaceWait)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.InDelta(t, 2, wait.Seconds(), 0.5, "the next slot, two seconds on")
+	wait, ok, err = st.ReserveTrackerSlot(ctx, "myanimelist", time.Second, tracker.MaxPaceWait)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Zero(t, wait, "another tracker has its own pace")
+	wait, ok, err = st.ReserveTrackerSlot(ctx, "anilist", 2*time.Second, time.Second)
+	require.NoError(t, err)
+	require.False(t, ok, "four seconds off is beyond a one-second wait")
+	require.InDelta(t, 4, wait.Seconds(), 0.5)
+
+	// A Retry-After in force snoozes a sync before it claims anything.
+	require.NoError(t, st.BlockTracker(ctx, "anilist", time.Now().Add(90*time.Second)))
+	b.put(soloKey, soloURL, "Chapter 2")
+	b.linkAniList()
+	b.mapEntry(soloKey, tracker.AniList, 30013)
+	snoozes := b.runSyncs()
+	require.Len(t, snoozes, 1)
+	require.InDelta(t, 90, snoozes[0].Seconds(), 5)
+	require.Zero(t, b.ani.Count("MediaList"))
+}
+
+// With River's workers running, a recorded Progress reaches the tracker by
+// itself.
+func TestSyncRunsOnRiver(t *testing.T) {
+	t.Parallel()
+	ani := trackertest.AniList(t)
+	app := apptest.New(t, apptest.Options{Workers: 2, Config: func(c *config.Config) {
+		c.SecretKey = secretbox.NewKey()
+		c.AniListAPIURL = ani.GraphQLURL()
+		c.TrackerPace = "anilist=0s"
+	}})
+	token := app.Token("ann", false)
+	res := app.Do("POST", "/api/trackers/anilist", token, map[string]string{"token": ani.Token})
+	require.Equal(t, 200, res.Code, "%s", res.Body)
+	res = app.Do("PUT", "/api/bookmarks/"+soloKey, token, map[string]any{"site": "asura", "series_url": soloURL, "chapter": "Chapter 33"})
+	require.Equal(t, 201, res.Code, "%s", res.Body)
+	res = app.Do("PUT", "/api/bookmarks/"+soloKey+"/trackers/anilist", token, map[string]any{"id": 30013})
+	require.Equal(t, 201, res.Code, "%s", res.Body)
+	apptest.Eventually(t, "AniList has the Progress", func() bool {
+		e, ok := ani.Get(30013)
+		return ok && e.Progress == 33
+	})
+}
