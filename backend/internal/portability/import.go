@@ -154,6 +154,19 @@ func (im *Importer) run(ctx context.Context, readerID int64, f Format, entries [
 		if rep.TrackersMapped, err = tx.ImportTrackerEntries(ctx, readerID, trackers); err != nil {
 			return err
 		}
+		if im.Bookmarks.Sync != nil {
+			// As a PUT does: the trackers hear of the Progress written, the
+			// mappings the file carried included.
+			var recorded []string
+			for _, it := range rep.Items {
+				if it.Action != ActionKeep && it.Chapter != "" {
+					recorded = append(recorded, it.Key)
+				}
+			}
+			if err := im.Bookmarks.Sync.Recorded(ctx, tx, readerID, recorded); err != nil {
+				return err
+			}
+		}
 		if rollback {
 			return errRollback
 		}
@@ -222,17 +235,6 @@ func (im *Importer) apply(ctx context.Context, tx *store.Store, readerID int64, 
 		}
 	}
 	rep.SeriesCreated = len(created)
-	if im.Bookmarks.Sync != nil {
-		var recorded []string
-		for _, r := range write {
-			if r.Progress != nil {
-				recorded = append(recorded, r.Series.Key)
-			}
-		}
-		if err := im.Bookmarks.Sync.Recorded(ctx, tx, readerID, recorded); err != nil {
-			return err
-		}
-	}
 	for i := range items {
 		items[i].NewSeries = isNew[items[i].Key]
 	}

@@ -560,3 +560,60 @@ func TestSyncRunsOnRiver(t *testing.T) {
 		return ok && e.Progress == 33
 	})
 }
+
+// The AniList list comes in through its API: previewed, then applied; an
+// entry AniList links to a supported Site's page becomes a Bookmark with
+// AniList's count and the mapping, the rest are listed as not placeable.
+func TestAniListListImport(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.linkAniList()
+	b.ani.Set(105398, trackertest.Entry{Progress: 110, Status: "CURRENT", Title: "Solo Leveling", Links: []string{"https://www.webtoons.com/x", soloURL}})
+	b.ani.Set(118586, trackertest.Entry{Progress: 4, Status: "PLANNING", Title: "Frieren"})
+
+	res := b.do("POST", "/api/trackers/anilist/import?dry_run=true", nil)
+	require.Equal(t, 200, res.Code, "%s", res.Body)
+	var rep struct {
+		Applied  bool `json:"applied"`
+		Created  int  `json:"created"`
+		Unplaced []struct {
+			Title    string            `json:"title"`
+			Trackers map[string]string `json:"trackers"`
+		} `json:"unplaced"`
+	}
+	res.JSON(t, &rep)
+	require.False(t, rep.Applied)
+	require.Equal(t, 1, rep.Created)
+	require.Len(t, rep.Unplaced, 1)
+	require.Equal(t, "Frieren", rep.Unplaced[0].Title)
+	require.Equal(t, map[string]string{"anilist": "118586"}, rep.Unplaced[0].Trackers)
+	require.Equal(t, 404, b.do("GET", "/api/bookmarks/"+soloKey, nil).Code, "a preview writes nothing")
+
+	res = b.do("POST", "/api/trackers/anilist/import", nil)
+	require.Equal(t, 200, res.Code, "%s", res.Body)
+	label, _ := b.bookmarkNumber(soloKey)
+	require.Equal(t, "Chapter 110", label)
+	res = b.do("GET", "/api/bookmarks/"+soloKey+"/trackers", nil)
+	var bt tracker.BookmarkTrackers
+	res.JSON(t, &bt)
+	require.Len(t, bt.Entries, 1)
+	require.Equal(t, "105398", bt.Entries[0].ID)
+	require.Equal(t, "import", bt.Entries[0].Source)
+}
+
+// An import of a file that carries tracker ids queues the syncs of what it
+// wrote, as a PUT does.
+func TestFileImportQueuesSyncs(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.linkMAL()
+	file := `<myanimelist><manga><manga_mangadb_id>151807</manga_mangadb_id><manga_title><![CDATA[Solo Leveling]]></manga_title>` +
+		`<my_read_chapters>12</my_read_chapters><lectern_series_url>` + soloURL + `</lectern_series_url></manga></myanimelist>`
+	res := b.app.Do("POST", "/api/import?format=mal", b.token, file)
+	require.Equal(t, 200, res.Code, "%s", res.Body)
+	require.Len(t, b.syncJobs(), 1)
+	b.runSyncs()
+	e, ok := b.mal.Get(151807)
+	require.True(t, ok)
+	require.Equal(t, 12, e.Progress)
+}
