@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/go-chi/chi/v5"
@@ -33,13 +34,9 @@ func (a *API) importBookmarks(w http.ResponseWriter, r *http.Request) {
 		face.Refuse(w, err, "format: "+err.Error())
 		return
 	}
-	var opts portability.Options
-	if opts.DryRun, err = boolParam(q.Get("dry_run")); err != nil {
-		face.WriteError(w, http.StatusBadRequest, "dry_run: "+err.Error())
-		return
-	}
-	if opts.SkipInvalid, err = boolParam(q.Get("skip_invalid")); err != nil {
-		face.WriteError(w, http.StatusBadRequest, "skip_invalid: "+err.Error())
+	opts, err := importOptions(q)
+	if err != nil {
+		face.WriteError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxImportBody))
@@ -66,6 +63,12 @@ func (a *API) importBookmarks(w http.ResponseWriter, r *http.Request) {
 		a.serverError(w, r, err)
 		return
 	}
+	writeReport(w, rep)
+}
+
+// writeReport answers an import's report: 422 when bad lines refused it,
+// else 200.
+func writeReport(w http.ResponseWriter, rep portability.Report) {
 	if rep.Refused {
 		// Nothing was written; the report names every bad line.
 		face.WriteJSON(w, http.StatusUnprocessableEntity, refusedImport{
@@ -75,6 +78,19 @@ func (a *API) importBookmarks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	face.WriteJSON(w, http.StatusOK, rep)
+}
+
+// importOptions reads dry_run and skip_invalid.
+func importOptions(q url.Values) (portability.Options, error) {
+	var opts portability.Options
+	var err error
+	if opts.DryRun, err = boolParam(q.Get("dry_run")); err != nil {
+		return opts, fmt.Errorf("dry_run: %w", err)
+	}
+	if opts.SkipInvalid, err = boolParam(q.Get("skip_invalid")); err != nil {
+		return opts, fmt.Errorf("skip_invalid: %w", err)
+	}
+	return opts, nil
 }
 
 // refusedImport is the 422 body: the usual error field beside the report.

@@ -35,12 +35,20 @@ type Hinter interface {
 	Hint(ctx context.Context, key string) error
 }
 
+// Syncer is told, inside the transaction that records it, of Progress
+// recorded on keys: the trackers' sync jobs are queued with it (package
+// tracker), so a record never waits for a tracker and is never lost.
+type Syncer interface {
+	Recorded(ctx context.Context, tx *store.Store, readerID int64, keys []string) error
+}
+
 // Service records Bookmarks and renders them for the wire.
 type Service struct {
 	Store    *store.Store
 	Registry *latest.Registry
 	Acquire  Acquirer
 	Hint     Hinter // optional
+	Sync     Syncer // optional: the trackers
 	// BaseURL is PUBLIC_BASE_URL without a trailing slash: Cover URLs on the
 	// wire are absolute because the panel renders on a Site's origin.
 	BaseURL string
@@ -111,6 +119,11 @@ func (l *Service) Put(ctx context.Context, readerID int64, key string, req PutRe
 		if res.SeriesCreated {
 			if err := l.Acquire.Acquire(ctx, tx, ref.Key); err != nil {
 				return fmt.Errorf("queue acquisition of %s: %w", ref.Key, err)
+			}
+		}
+		if prog != nil && l.Sync != nil {
+			if err := l.Sync.Recorded(ctx, tx, readerID, []string{ref.Key}); err != nil {
+				return fmt.Errorf("queue tracker sync of %s: %w", ref.Key, err)
 			}
 		}
 		return nil

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,6 +61,22 @@ type Config struct {
 	FetchHeaderTimeout  time.Duration `envconfig:"FETCH_HEADER_TIMEOUT" default:"15s" desc:"longest wait for a Site page's response headers"`
 	CoverMaxBytes       int64         `envconfig:"COVER_MAX_BYTES" default:"2097152" desc:"largest Cover or archived page image accepted, in bytes"`
 	Workers             int           `envconfig:"WORKERS" default:"4" desc:"background jobs run at once by this replica; 0 runs none (a replica that only serves HTTP)"`
+
+	// Trackers (package tracker, docs/trackers.md). Their endpoints are the
+	// Owner's configuration, not addresses from third-party pages, so they
+	// do not pass the destination gate, and plain http on loopback is
+	// allowed (tests, mirrors).
+	SecretKey           string `envconfig:"SECRET_KEY" desc:"32 random bytes as 64 hexadecimal characters (openssl rand -hex 32): seals tracker tokens at rest; without it Readers cannot link trackers"`
+	AniListClientID     string `envconfig:"ANILIST_CLIENT_ID" desc:"AniList API client id, for linking with AniList's authorisation page (without it Readers paste a token)"`
+	AniListClientSecret string `envconfig:"ANILIST_CLIENT_SECRET" desc:"AniList API client secret"`
+	AniListAPIURL       string `envconfig:"ANILIST_API_URL" default:"https://graphql.anilist.co" desc:"AniList's GraphQL endpoint"`
+	AniListOAuthURL     string `envconfig:"ANILIST_OAUTH_URL" default:"https://anilist.co/api/v2/oauth" desc:"AniList's OAuth base (…/authorize, …/token)"`
+	MALClientID         string `envconfig:"MAL_CLIENT_ID" desc:"MyAnimeList API client id; MyAnimeList is offered only with it"`
+	MALClientSecret     string `envconfig:"MAL_CLIENT_SECRET" desc:"MyAnimeList API client secret (empty for an app registered without one)"`
+	MALAPIURL           string `envconfig:"MAL_API_URL" default:"https://api.myanimelist.net/v2" desc:"MyAnimeList API v2 base"`
+	MALOAuthURL         string `envconfig:"MAL_OAUTH_URL" default:"https://myanimelist.net/v1/oauth2" desc:"MyAnimeList's OAuth base (…/authorize, …/token)"`
+	MangaUpdatesAPIURL  string `envconfig:"MANGAUPDATES_API_URL" default:"https://api.mangaupdates.com/v1" desc:"MangaUpdates API v1 base"`
+	TrackerPace         string `envconfig:"TRACKER_PACE" desc:"per-tracker minimum interval between requests, e.g. anilist=2s,myanimelist=1s,mangaupdates=1s (the defaults: AniList's published 30 a minute)"`
 
 	LogFormat string `envconfig:"LOG_FORMAT" default:"json" desc:"json (production) or text (development)"`
 	LogLevel  string `envconfig:"LOG_LEVEL" default:"info" desc:"debug, info, warn or error"`
@@ -170,6 +187,18 @@ func (c *Config) check() []string {
 	if _, err := clientaddr.Parse(c.TrustedProxies); err != nil {
 		p = append(p, err.Error())
 	}
+	if c.SecretKey != "" && !hexKey.MatchString(strings.TrimSpace(c.SecretKey)) {
+		p = append(p, "SECRET_KEY is malformed: it is 64 hexadecimal characters (32 random bytes), e.g. from openssl rand -hex 32")
+	}
+	for name, v := range map[string]string{"ANILIST_API_URL": c.AniListAPIURL, "ANILIST_OAUTH_URL": c.AniListOAuthURL,
+		"MAL_API_URL": c.MALAPIURL, "MAL_OAUTH_URL": c.MALOAuthURL, "MANGAUPDATES_API_URL": c.MangaUpdatesAPIURL} {
+		if u, err := url.Parse(v); v != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+			p = append(p, fmt.Sprintf("%s is malformed: %q is not an absolute http(s) URL", name, v))
+		}
+	}
+	if _, err := c.TrackerPaces(); err != nil {
+		p = append(p, err.Error())
+	}
 	return p
 }
 
@@ -229,6 +258,32 @@ func (c *Config) Paces() (map[string]time.Duration, error) {
 			return nil, fmt.Errorf("SITE_PACE is malformed: %q should look like asura=1s,demonic=500ms", part)
 		}
 		out[strings.TrimSpace(site)] = dur
+	}
+	return out, nil
+}
+
+// hexKey is SECRET_KEY's shape; secretbox.ParseKey reads it.
+var hexKey = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
+
+// TrackerPaces parses TRACKER_PACE into per-tracker intervals.
+func (c *Config) TrackerPaces() (map[string]time.Duration, error) {
+	out := map[string]time.Duration{}
+	if strings.TrimSpace(c.TrackerPace) == "" {
+		return out, nil
+	}
+	for _, part := range strings.Split(c.TrackerPace, ",") {
+		name, d, ok := strings.Cut(strings.TrimSpace(part), "=")
+		dur, err := time.ParseDuration(strings.TrimSpace(d))
+		name = strings.TrimSpace(name)
+		switch name {
+		case "anilist", "myanimelist", "mangaupdates":
+		default:
+			ok = false
+		}
+		if !ok || err != nil || dur < 0 {
+			return nil, fmt.Errorf("TRACKER_PACE is malformed: %q should look like anilist=2s,myanimelist=1s,mangaupdates=1s", part)
+		}
+		out[name] = dur
 	}
 	return out, nil
 }

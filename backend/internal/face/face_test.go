@@ -22,6 +22,7 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/poll"
 	"github.com/lectern-reader/lectern/backend/internal/portability"
 	"github.com/lectern-reader/lectern/backend/internal/store"
+	"github.com/lectern-reader/lectern/backend/internal/tracker"
 )
 
 // Every domain error a face answers, wrapped as it travels, gets the status
@@ -54,12 +55,21 @@ func TestDomainErrorsAnswerTheirStatus(t *testing.T) {
 		{portability.ErrUnreadable, http.StatusBadRequest},
 		{portability.ErrTooMany, http.StatusRequestEntityTooLarge},
 		{portability.ErrExportFormat, http.StatusBadRequest},
+		{tracker.ErrUnknownTracker, http.StatusNotFound},
+		{tracker.ErrNotConfigured, http.StatusUnprocessableEntity},
+		{tracker.ErrNotLinked, http.StatusConflict},
+		{tracker.ErrBadEntryID, http.StatusUnprocessableEntity},
+		{tracker.ErrTokenRefused, http.StatusUnprocessableEntity},
+		{tracker.ErrBadState, http.StatusUnprocessableEntity},
 	} {
 		wrapped := fmt.Errorf("handler: %w", fmt.Errorf("service: %w", c.err))
 		require.Equal(t, c.status, face.Status(wrapped), "%v", c.err)
 		require.True(t, face.Refused(wrapped), "%v", c.err)
 	}
 	plain := errors.New("disk on fire")
+	for _, outage := range []error{tracker.ErrNoSecretKey, tracker.ErrTrackerDown} {
+		require.Equal(t, http.StatusServiceUnavailable, face.Status(fmt.Errorf("link: %w", outage)), "%v", outage)
+	}
 	require.Equal(t, http.StatusInternalServerError, face.Status(plain))
 	require.False(t, face.Refused(plain))
 }

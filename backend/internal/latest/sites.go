@@ -123,6 +123,13 @@ type Site struct {
 	// Browser is set for Sites whose pages sit behind a JavaScript challenge.
 	Browser *Browser
 
+	// Trackers, when set, reads the tracker entries a series page names
+	// (MangaDex's links: al, mal, mu): tracker ("anilist", "myanimelist",
+	// "mangaupdates") to the tracker's API id as a decimal number (a
+	// MangaUpdates base-36 URL id converted). The Poll records them as
+	// Series facts; Readers are offered them as the mapping to confirm.
+	Trackers func(body []byte, page *url.URL) map[string]string
+
 	// SeriesPath maps the path of any Site URL (series or chapter page) to the
 	// Series slug and the series page path. ok is false for pages that do not
 	// name one Series. u has been normalised by parseSiteURL.

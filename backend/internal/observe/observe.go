@@ -118,7 +118,9 @@ func (h *logHandler) WithGroup(name string) slog.Handler {
 }
 
 // secretWords in an attribute's name mark it as holding a credential.
-var secretWords = []string{"password", "passwd", "secret", "token", "authorization", "cookie", "credential", "apikey", "api_key", "api-key"}
+// "verifier" is an OAuth PKCE code verifier; "token" already covers a
+// tracker's access, refresh and session tokens.
+var secretWords = []string{"password", "passwd", "secret", "token", "authorization", "cookie", "credential", "apikey", "api_key", "api-key", "verifier"}
 
 // secretKeys caches the verdict per attribute name: names come from code,
 // so the set stays small.
@@ -146,8 +148,9 @@ func isSecretKey(k string) bool {
 }
 
 // tokenShape is a Lectern API token (credential.TokenPrefix and 43 base64url
-// characters) or a bearer credential in a header value.
-var tokenShape = regexp.MustCompile(`lec_[A-Za-z0-9_-]{20,}|(?i:bearer)\s+[A-Za-z0-9._~+/-]{8,}=*`)
+// characters), a bearer credential in a header value, or a JWT (AniList's
+// access tokens are JWTs), wherever one lands in a message.
+var tokenShape = regexp.MustCompile(`lec_[A-Za-z0-9_-]{20,}|(?i:bearer)\s+[A-Za-z0-9._~+/-]{8,}=*|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`)
 
 const redacted = "[redacted]"
 
@@ -200,9 +203,10 @@ func redact(a slog.Attr) slog.Attr {
 }
 
 // needsRedaction is the cheap test before the regular expression: a token
-// starts with "lec_", a header credential with "bearer" in any case.
+// starts with "lec_", a header credential with "bearer" in any case, a JWT
+// with "eyJ" (a JSON header in base64url).
 func needsRedaction(s string) bool {
-	return strings.Contains(s, "lec_") || containsFold(s, "bearer")
+	return strings.Contains(s, "lec_") || containsFold(s, "bearer") || strings.Contains(s, "eyJ")
 }
 
 // containsFold reports whether s contains word (lower case ASCII) in any case.
@@ -221,8 +225,11 @@ func redactString(s string) string {
 		return s
 	}
 	return tokenShape.ReplaceAllStringFunc(s, func(m string) string {
-		if strings.HasPrefix(m, "lec_") {
+		switch {
+		case strings.HasPrefix(m, "lec_"):
 			return "lec_" + redacted
+		case strings.HasPrefix(m, "eyJ"):
+			return redacted
 		}
 		return "Bearer " + redacted
 	})

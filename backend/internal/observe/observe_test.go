@@ -76,3 +76,21 @@ func TestSecretsNeverReachTheLog(t *testing.T) {
 	require.Contains(t, out, "token_name=laptop")
 	require.Equal(t, 8, strings.Count(out, "[redacted]"), out)
 }
+
+// Trackers' credentials: tokens by attribute name, a PKCE verifier, and an
+// AniList token (a JWT) that slipped into a message.
+func TestTrackerSecretsNeverReachTheLog(t *testing.T) {
+	t.Parallel()
+	const jwt = "eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.eyJhdWQiOiIxMjM0Iiwic3ViIjoiNDIifQ.c2lnbmF0dXJlLWJ5dGVz"
+	var buf bytes.Buffer
+	log := slog.New(observe.LogHandler(slog.NewTextHandler(&buf, nil)))
+	log.Info("linked", "access_token", "mal-access", "refresh_token", "mal-refresh", "session_token", "mu-session", "code_verifier", "pkce-verifier")
+	log.Warn("tracker said "+jwt, "err", errors.New("token "+jwt+" refused"))
+	log.Info("fine", "tracker", "anilist", "tracker_user", "ann")
+	out := buf.String()
+	for _, secret := range []string{"mal-access", "mal-refresh", "mu-session", "pkce-verifier", jwt, "c2lnbmF0dXJlLWJ5dGVz"} {
+		require.NotContains(t, out, secret)
+	}
+	require.Contains(t, out, "tracker=anilist")
+	require.Contains(t, out, "tracker_user=ann")
+}

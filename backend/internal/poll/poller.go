@@ -278,6 +278,13 @@ func (p *Poller) answered(ctx context.Context, log *slog.Logger, site *latest.Si
 	default:
 		log.DebugContext(ctx, "poll: Latest Chapter unchanged", "ms", took.Milliseconds(), "via", page.Via)
 	}
+	if lerr == nil && site.Trackers != nil {
+		// Tracker ids are a courtesy of the page: a failure to keep them
+		// fails nothing else.
+		if err := p.Store.SetSeriesTrackerIDs(ctx, key, site.Trackers(page.Body, pu)); err != nil {
+			log.WarnContext(ctx, "poll: tracker ids not recorded", "err", err)
+		}
+	}
 	if lerr == nil || !isNotPage(lerr) {
 		// The Site answered with its series page: it is not refusing us.
 		if err := p.Store.SiteAnswered(ctx, site.Name); err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -744,4 +745,22 @@ func readFixture(t *testing.T, site, file string) []byte {
 	b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "testdata", "sites", site, file))
 	require.NoError(t, err)
 	return b
+}
+
+// A Site whose page names tracker entries (MangaDex's links) has them
+// recorded with the poll, as Series facts for Readers to confirm; a name
+// or id no tracker has is left out.
+func TestPollRecordsTrackerIDsASitePublishes(t *testing.T) {
+	t.Parallel()
+	e := newPollEnv(t, time.Hour)
+	site := e.newSite()
+	site.Trackers = func(body []byte, _ *url.URL) map[string]string {
+		return map[string]string{"anilist": "30013", "myanimelist": "not-a-number", "kitsu": "41150", "mangaupdates": "55099564912"}
+	}
+	ser := e.hold(site, "tracked", 1)
+	e.fetch.set(ser.SeriesURL, seriesBody("Tracked", "", 3), nil)
+	require.NoError(t, e.poller.Poll(context.Background(), ser.Key, time.Time{}))
+	ids, err := e.st.SeriesTrackerIDs(context.Background(), ser.Key)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"anilist": "30013", "mangaupdates": "55099564912"}, ids)
 }

@@ -39,6 +39,9 @@ type Export struct {
 	// Server is PUBLIC_BASE_URL of the deployment that wrote the file.
 	Server    string          `json:"server"`
 	Bookmarks []ExportedEntry `json:"bookmarks"`
+
+	// trackers are each Bookmark's tracker facts, for the MAL export.
+	trackers map[string]store.TrackerFacts
 }
 
 // ExportedEntry is one Bookmark in an export. Progress fields are the
@@ -78,6 +81,9 @@ func Build(ctx context.Context, st *store.Store, readerID int64, server string, 
 			LatestAt: utc(b.LatestAt), CreatedAt: b.CreatedAt.UTC(),
 		})
 	}
+	if out.trackers, err = st.TrackerFactsOf(ctx, readerID); err != nil {
+		return Export{}, fmt.Errorf("export: %w", err)
+	}
 	return out, nil
 }
 
@@ -109,7 +115,7 @@ var CSVColumns = []string{
 
 // WriteCSV writes the export as RFC 4180 CSV with a header row.
 // ErrExportFormat is an export format other than json or csv.
-var ErrExportFormat = errs.New(errs.Malformed, "format must be json or csv")
+var ErrExportFormat = errs.New(errs.Malformed, "format must be json, csv or mal")
 
 // File is an export ready to send: the body, its content type and a file
 // name dated by the export.
@@ -119,7 +125,8 @@ type File struct {
 	Name        string
 }
 
-// Render writes the export in format ("" or "json", or "csv") whole, so a
+// Render writes the export in format ("" or "json", "csv", or "mal" for
+// MyAnimeList's XML) whole, so a
 // failure is a clean error rather than half a download.
 func (e Export) Render(format string, now time.Time) (File, error) {
 	var buf bytes.Buffer
@@ -132,6 +139,9 @@ func (e Export) Render(format string, now time.Time) (File, error) {
 	case "csv":
 		f.ContentType, ext = "text/csv; charset=utf-8", "csv"
 		err = e.WriteCSV(&buf)
+	case "mal":
+		f.ContentType, ext = "application/xml; charset=utf-8", "xml"
+		err = e.WriteMAL(&buf)
 	default:
 		return File{}, fmt.Errorf("%w, not %q", ErrExportFormat, format)
 	}

@@ -70,8 +70,23 @@ type Report struct {
 
 	Errors []LineError `json:"errors"`
 	Items  []Item      `json:"items"`
+	// Unplaced are entries no supported Site could be found for (a
+	// tracker's entry Lectern knows no page of): listed, never written,
+	// and no reason to refuse the rest.
+	Unplaced []Unplaced `json:"unplaced"`
+	// TrackersMapped counts tracker entries the file carried that became
+	// mappings of the Bookmarks.
+	TrackersMapped int `json:"trackers_mapped"`
 	// Millis is how long the transaction took.
 	Millis int64 `json:"millis"`
+}
+
+// Unplaced is an entry that names no Series Lectern can place.
+type Unplaced struct {
+	Line     int               `json:"line"`
+	Title    string            `json:"title"`
+	Trackers map[string]string `json:"trackers,omitempty"`
+	Reason   string            `json:"reason"`
 }
 
 // Importer imports Bookmarks through the Bookmark service.
@@ -97,15 +112,26 @@ var errRollback = errors.New("dry run: rolled back")
 // ErrTooMany); bad lines are in the report, and unless opts.SkipInvalid
 // they stop the import before anything is written.
 func (im *Importer) Import(ctx context.Context, readerID int64, f Format, body []byte, opts Options) (Report, error) {
-	rep := Report{Format: f, DryRun: opts.DryRun, Errors: []LineError{}, Items: []Item{}}
-	entries, bad, err := parse(f, body)
+	entries, bad, err := im.parse(f, body)
+	if err != nil {
+		return Report{Format: f, DryRun: opts.DryRun, Errors: []LineError{}, Items: []Item{}, Unplaced: []Unplaced{}}, err
+	}
+	return im.run(ctx, readerID, f, entries, bad, opts)
+}
+
+// run places, checks and applies entries read by a parser or built by a
+// caller (ImportEntries).
+func (im *Importer) run(ctx context.Context, readerID int64, f Format, entries []entry, bad []LineError, opts Options) (Report, error) {
+	rep := Report{Format: f, DryRun: opts.DryRun, Errors: []LineError{}, Items: []Item{}, Unplaced: []Unplaced{}}
+	rep.Entries = len(entries) + len(bad)
+	entries, unplaced, err := im.place(ctx, readerID, entries)
 	if err != nil {
 		return rep, err
 	}
-	rep.Entries = len(entries) + len(bad)
+	rep.Unplaced = unplaced
 	rep.Errors = append(rep.Errors, bad...)
 
-	items, rows, lineErrs := im.check(entries)
+	items, rows, trackers, lineErrs := im.check(entries)
 	rep.Errors = append(rep.Errors, lineErrs...)
 	sort.Slice(rep.Errors, func(i, j int) bool { return rep.Errors[i].Line < rep.Errors[j].Line })
 	for _, it := range items {
@@ -125,6 +151,22 @@ func (im *Importer) Import(ctx context.Context, readerID int64, f Format, body [
 		if err := im.apply(ctx, tx, readerID, items, rows, &rep); err != nil {
 			return err
 		}
+		if rep.TrackersMapped, err = tx.ImportTrackerEntries(ctx, readerID, trackers); err != nil {
+			return err
+		}
+		if im.Bookmarks.Sync != nil {
+			// As a PUT does: the trackers hear of the Progress written, the
+			// mappings the file carried included.
+			var recorded []string
+			for _, it := range rep.Items {
+				if it.Action != ActionKeep && it.Chapter != "" {
+					recorded = append(recorded, it.Key)
+				}
+			}
+			if err := im.Bookmarks.Sync.Recorded(ctx, tx, readerID, recorded); err != nil {
+				return err
+			}
+		}
 		if rollback {
 			return errRollback
 		}
@@ -138,7 +180,7 @@ func (im *Importer) Import(ctx context.Context, readerID int64, f Format, body [
 	if rep.Applied {
 		im.log().InfoContext(ctx, "bookmarks imported", "reader", readerID, "format", string(f),
 			"created", rep.Created, "updated", rep.Updated, "kept", rep.Kept, "series_created", rep.SeriesCreated,
-			"skipped", rep.Skipped, "ms", rep.Millis)
+			"skipped", rep.Skipped, "unplaced", len(rep.Unplaced), "trackers_mapped", rep.TrackersMapped, "ms", rep.Millis)
 	}
 	return rep, nil
 }
@@ -227,16 +269,24 @@ func further(a, b *store.Progress) bool {
 // check validates every entry against the registry and merges duplicates,
 // returning one Item and one row per Series, in file order, and the lines
 // that failed.
-func (im *Importer) check(entries []entry) ([]Item, []store.ImportRow, []LineError) {
+func (im *Importer) check(entries []entry) ([]Item, []store.ImportRow, []store.NewTrackerEntry, []LineError) {
 	var items []Item
 	var rows []store.ImportRow
+	var trackers []store.NewTrackerEntry
 	var bad []LineError
 	at := map[string]int{}
+	mapped := map[[2]string]bool{}
 	for _, e := range entries {
 		row, err := im.validate(e)
 		if err != nil {
 			bad = append(bad, lineErr(e, "%v", err))
 			continue
+		}
+		for t, id := range e.Trackers {
+			if k := [2]string{row.Series.Key, t}; !mapped[k] {
+				mapped[k] = true
+				trackers = append(trackers, store.NewTrackerEntry{SeriesKey: row.Series.Key, Tracker: t, EntryID: id, Title: e.Title})
+			}
 		}
 		if i, dup := at[row.Series.Key]; dup {
 			items[i].MergedLines = append(items[i].MergedLines, e.Line)
@@ -260,7 +310,11 @@ func (im *Importer) check(entries []entry) ([]Item, []store.ImportRow, []LineErr
 		items = append(items, it)
 		rows = append(rows, row)
 	}
-	return items, rows, bad
+	sort.Slice(trackers, func(i, j int) bool {
+		a, b := trackers[i], trackers[j]
+		return a.SeriesKey < b.SeriesKey || a.SeriesKey == b.SeriesKey && a.Tracker < b.Tracker
+	})
+	return items, rows, trackers, bad
 }
 
 // validate checks one entry as a PUT is checked: a Site the registry

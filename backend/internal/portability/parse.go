@@ -29,20 +29,32 @@ const (
 	// URLs is a plain list: one series URL a line, optionally followed by
 	// whitespace and a Progress label.
 	URLs Format = "urls"
+	// MAL is MyAnimeList's XML export (.xml, or gzip-compressed .xml.gz).
+	MAL Format = "mal"
+	// Mihon is a Mihon or Tachiyomi backup (.tachibk, .proto.gz).
+	Mihon Format = "mihon"
 )
 
-// Formats lists the import formats, for help texts and the web form.
-var Formats = []Format{Lectern, Kenmei, URLs}
+// Formats lists the file formats an import reads, for help texts and the
+// web form.
+var Formats = []Format{Lectern, Kenmei, URLs, MAL, Mihon}
 
-// ParseFormat reads a format name.
+// Binary reports a format whose files are not text.
+func (f Format) Binary() bool { return f == MAL || f == Mihon }
+
+// FromTracker is the format of a tracker's list read through its API (the
+// report names it; no file has it).
+func FromTracker(tracker string) Format { return Format(tracker) }
+
+// ParseFormat reads a file format's name.
 func ParseFormat(s string) (Format, error) {
 	switch f := Format(strings.ToLower(strings.TrimSpace(s))); f {
-	case Lectern, Kenmei, URLs:
+	case Lectern, Kenmei, URLs, MAL, Mihon:
 		return f, nil
 	case "":
-		return "", fmt.Errorf("%w: name one of lectern, kenmei or urls", ErrFormat)
+		return "", fmt.Errorf("%w: name one of lectern, kenmei, urls, mal or mihon", ErrFormat)
 	}
-	return "", fmt.Errorf("%w: %q is not one of lectern, kenmei or urls", ErrFormat, s)
+	return "", fmt.Errorf("%w: %q is not one of lectern, kenmei, urls, mal or mihon", ErrFormat, s)
 }
 
 // Errors about a whole file, before any line is looked at.
@@ -77,6 +89,14 @@ type entry struct {
 	ChapterURL  string
 	ProgressAt  *time.Time
 	CreatedAt   *time.Time
+
+	// Trackers are the entry's ids on trackers (a MAL export's, a Mihon
+	// backup's tracking): they place an entry without a URL, and become the
+	// Bookmark's mappings.
+	Trackers map[string]string
+	// NotPlaced, when set, is why an entry without a URL has none (the
+	// report says it if no tracker id places it either).
+	NotPlaced string
 }
 
 // LineError is a line an import cannot take, with the reason.
@@ -92,6 +112,17 @@ func lineErr(e entry, format string, args ...any) LineError {
 
 // parse reads a file of format f into entries and the lines that could not
 // be read at all. A file that is not the format at all is an error.
+func (im *Importer) parse(f Format, body []byte) ([]entry, []LineError, error) {
+	switch f {
+	case MAL:
+		return parseMAL(body)
+	case Mihon:
+		return parseMihon(body, im.Bookmarks.Registry)
+	}
+	return parse(f, body)
+}
+
+// parse reads a text format.
 func parse(f Format, body []byte) ([]entry, []LineError, error) {
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")) // a BOM from spreadsheet programs
 	if !utf8.Valid(body) {

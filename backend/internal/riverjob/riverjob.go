@@ -21,6 +21,7 @@ const (
 	ArchiveChapter = "archive_chapter"
 	NotifyScan     = "notify_scan"
 	NotifySend     = "notify_send"
+	TrackerSync    = "tracker_sync"
 )
 
 // InFlight are the states of a job that is queued or running: not yet

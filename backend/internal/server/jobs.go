@@ -29,6 +29,7 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/poll"
 	"github.com/lectern-reader/lectern/backend/internal/schedule"
 	"github.com/lectern-reader/lectern/backend/internal/store"
+	"github.com/lectern-reader/lectern/backend/internal/tracker"
 )
 
 // Seams replace the network under the fetchers, so tests can stand loopback
@@ -65,8 +66,10 @@ type Seams struct {
 type jobs struct {
 	client  *river.Client[pgx.Tx]
 	archive *archive.Service // nil when no ARCHIVE_DIR is configured
-	fetch   *fetch.Tree
-	queue   *poll.Queue
+	// trackers push Progress to AniList, MyAnimeList and MangaUpdates.
+	trackers *tracker.Service
+	fetch    *fetch.Tree
+	queue    *poll.Queue
 	// policy is POLL_POLICY, budgets each Site's budget of scheduled polls.
 	policy   string
 	budgets  poll.Budgets
@@ -106,6 +109,9 @@ func newJobs(d Deps) (*jobs, error) {
 		return nil, err
 	}
 	j.queue = &poll.Queue{Client: j.client, Store: d.Store, Registry: d.Registry, HintsPlanned: j.adaptive(), Logger: d.Logger}
+	if j.trackers, err = newTrackers(d, j.client); err != nil {
+		return nil, err
+	}
 	if d.Config.ArchiveDir != "" {
 		if j.archive, err = newArchive(d, tree, j.siteFetcher(seams), j.client); err != nil {
 			return nil, err
@@ -241,6 +247,7 @@ func (j *jobs) addWorkers(d Deps, workers *river.Workers, seams *Seams) error {
 		Pacer: tree.Pacer, Policy: tree.Policy, Logger: d.Logger,
 	}})
 	newNotifier(d).AddWorkers(workers)
+	river.AddWorker(workers, &tracker.SyncWorker{S: j.trackers})
 	return nil
 }
 

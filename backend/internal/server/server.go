@@ -27,6 +27,7 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/metrics"
 	"github.com/lectern-reader/lectern/backend/internal/poll"
 	"github.com/lectern-reader/lectern/backend/internal/store"
+	"github.com/lectern-reader/lectern/backend/internal/tracker"
 	"github.com/lectern-reader/lectern/backend/internal/web"
 )
 
@@ -88,6 +89,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 		Registry: d.Registry,
 		Acquire:  poll.Acquirer{Client: j.client},
 		Hint:     j.queue,
+		Sync:     j.trackers,
 		BaseURL:  d.Config.PublicBaseURL,
 		Logger:   d.Logger,
 	}
@@ -97,6 +99,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	if j.archive != nil {
 		addArchiveRoutes(a, j.archive, d.Logger)
 	}
+	a.ReaderRoutes = append(a.ReaderRoutes, (&api.Trackers{Service: j.trackers, Library: s.library, Logger: d.Logger}).ReaderRoutes)
 
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID)
@@ -115,7 +118,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	covers.Logger = d.Logger
 	r.Handle("/covers/{address}", covers)
 	ui, err := web.New(web.Deps{Config: d.Config, Store: d.Store, Library: s.library, Logger: d.Logger, Version: d.Version,
-		Notify: newNotifyService(d), Archive: j.archive, Poll: j.console(d.Store)})
+		Notify: newNotifyService(d), Archive: j.archive, Poll: j.console(d.Store), Trackers: j.trackers})
 	if err != nil {
 		return nil, err
 	}
@@ -135,6 +138,9 @@ func (s *Server) WebRoutes() chi.Routes { return s.ui.Routes() }
 
 // Library is the Bookmark service the router uses.
 func (s *Server) Library() *bookmark.Service { return s.library }
+
+// Trackers is the trackers' service (its sync job, links and mappings).
+func (s *Server) Trackers() *tracker.Service { return s.jobs.trackers }
 
 // River is the queue client.
 func (s *Server) River() *river.Client[pgx.Tx] { return s.river }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -42,13 +43,22 @@ type importPage struct {
 	Formats []formatOption
 	Format  string
 	// Report is set after a preview or an import.
-	Report      *portability.Report
-	Items       []portability.Item
-	MoreItems   int
-	Carried     string // the previewed text, for the apply form
-	SkipInvalid bool
-	Error       string
-	MaxBytes    string
+	Report    *portability.Report
+	Items     []portability.Item
+	MoreItems int
+	Carried   string // the previewed text, for the apply form
+	// CarriedBinary marks Carried as base64 of a binary file (a Mihon
+	// backup, a .xml.gz), sent back as the form's data field.
+	CarriedBinary bool
+	SkipInvalid   bool
+	// Unplaced are the entries no Site could be found for.
+	Unplaced []portability.Unplaced
+	// Source and ApplyPath are set for a tracker's list: the preview's
+	// "Import these" posts there (nothing is carried: the list is read
+	// again).
+	Source, ApplyPath string
+	Error             string
+	MaxBytes          string
 }
 
 type formatOption struct{ Value, Label string }
@@ -57,6 +67,8 @@ var formatOptions = []formatOption{
 	{string(portability.Lectern), "Lectern export (JSON or CSV)"},
 	{string(portability.Kenmei), "Kenmei CSV export"},
 	{string(portability.URLs), "List of series URLs, one per line"},
+	{string(portability.MAL), "MyAnimeList XML export (.xml or .xml.gz)"},
+	{string(portability.Mihon), "Mihon or Tachiyomi backup (.tachibk, .proto.gz)"},
 }
 
 func (u *UI) importPageData(r *http.Request) importPage {
@@ -135,8 +147,13 @@ func (u *UI) importSubmit(w http.ResponseWriter, r *http.Request) {
 	if len(p.Items) > maxShownItems {
 		p.Items, p.MoreItems = p.Items[:maxShownItems], len(p.Items)-maxShownItems
 	}
+	p.Unplaced = rep.Unplaced
 	if !rep.Applied && len(body) <= maxCarried {
-		p.Carried = string(body)
+		if format.Binary() {
+			p.Carried, p.CarriedBinary = base64.StdEncoding.EncodeToString(body), true
+		} else {
+			p.Carried = string(body)
+		}
 	}
 	status := http.StatusOK
 	if rep.Refused {
@@ -160,6 +177,14 @@ func uploaded(r *http.Request) ([]byte, error) {
 		}
 	case !errors.Is(err, http.ErrMissingFile):
 		return nil, fmt.Errorf("the file could not be read: %w", err)
+	}
+	if data := r.PostForm.Get("data"); data != "" {
+		// A previewed binary file coming back with "Import these".
+		b, err := base64.StdEncoding.DecodeString(data)
+		if err != nil {
+			return nil, errors.New("the previewed file came back damaged: upload it again")
+		}
+		return b, nil
 	}
 	return []byte(strings.ReplaceAll(r.PostForm.Get("text"), "\r\n", "\n")), nil
 }
@@ -185,7 +210,7 @@ func (u *UI) exportDownload(w http.ResponseWriter, r *http.Request) {
 	}
 	file, err := exp.Render(r.URL.Query().Get("format"), now)
 	if errors.Is(err, portability.ErrExportFormat) {
-		u.refuse(w, r, err, "Unknown format", "Lectern exports JSON or CSV.")
+		u.refuse(w, r, err, "Unknown format", "Lectern exports JSON, CSV or MyAnimeList XML.")
 		return
 	}
 	if err != nil {

@@ -32,6 +32,8 @@ type seriesPage struct {
 
 	// Poll is how the Series is polled (series_poll.go).
 	Poll *pollFacts
+	// Trackers are the Bookmark's tracker entries (trackers.go).
+	Trackers *seriesTrackers
 }
 
 // seriesShow is a Series' facts and the Reader's Progress on it. A Reader
@@ -99,6 +101,10 @@ func (u *UI) seriesShow(w http.ResponseWriter, r *http.Request) {
 		p.ProgressAt = u.when(b.ProgressAt)
 		p.BookmarkedAt = u.when(&b.CreatedAt)
 		p.Unread = b.Unread
+		if p.Trackers, err = u.loadSeriesTrackers(r, reader.ID, s.Key, b.Title); err != nil {
+			u.serverError(w, r, err)
+			return
+		}
 	}
 	if u.archive != nil {
 		p.Archive = seriesPath(s.Key) + "/archive"

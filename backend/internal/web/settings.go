@@ -35,6 +35,8 @@ type settingsPage struct {
 	// Notify is the feed and push targets section (notify.go); nil when
 	// notifications are not configured.
 	Notify *notifySection
+	// Trackers is the trackers section (trackers.go); nil without them.
+	Trackers *trackerSection
 }
 
 func (u *UI) settingsShow(w http.ResponseWriter, r *http.Request) {
@@ -56,6 +58,10 @@ func (u *UI) renderSettings(w http.ResponseWriter, r *http.Request, status int, 
 		NovelScript: u.cfg.PublicBaseURL + "/userscripts/lectern-novel.user.js",
 		MangaSites:  u.siteNames(latest.Manga), NovelSites: u.siteNames(latest.Novel),
 		MaxTokenName: maxTokenName, MinPassword: credential.MinPasswordLen,
+	}
+	if p.Trackers, err = u.loadTrackers(r.Context(), reader.ID); err != nil {
+		u.serverError(w, r, err)
+		return
 	}
 	if p.Notify, err = u.loadNotify(r.Context(), reader.ID); err != nil {
 		u.serverError(w, r, err)

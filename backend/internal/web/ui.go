@@ -35,6 +35,7 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/notify"
 	"github.com/lectern-reader/lectern/backend/internal/poll"
 	"github.com/lectern-reader/lectern/backend/internal/store"
+	"github.com/lectern-reader/lectern/backend/internal/tracker"
 )
 
 // Deps are what the UI is built from.
@@ -55,6 +56,9 @@ type Deps struct {
 	// Notify adds the feed and push targets (feed.go, notify.go); nil
 	// leaves them out.
 	Notify *notify.Service
+	// Trackers adds the trackers to Settings and the Series page
+	// (trackers.go); nil leaves them out.
+	Trackers *tracker.Service
 	// Poll adds the Owner console's Sites, failing Series and queue pages
 	// and the Owner's controls on the Series page (owner_poll.go); nil
 	// leaves them out.
@@ -69,9 +73,11 @@ type UI struct {
 	archive *archive.Service
 	notify  *notify.Service
 	poll    *poll.Console
-	log     *slog.Logger
-	version string
-	now     func() time.Time
+	// trackers are AniList, MyAnimeList and MangaUpdates; nil without them.
+	trackers *tracker.Service
+	log      *slog.Logger
+	version  string
+	now      func() time.Time
 
 	views   map[string]*view
 	assets  *assets
@@ -96,7 +102,7 @@ func New(d Deps) (*UI, error) {
 		return nil, fmt.Errorf("web UI: a Store and a Library are required")
 	}
 	u := &UI{
-		cfg: d.Config, store: d.Store, lib: d.Library, archive: d.Archive, notify: d.Notify, poll: d.Poll, log: d.Logger, version: d.Version, now: d.Now,
+		cfg: d.Config, store: d.Store, lib: d.Library, archive: d.Archive, notify: d.Notify, poll: d.Poll, trackers: d.Trackers, log: d.Logger, version: d.Version, now: d.Now,
 	}
 	if u.log == nil {
 		u.log = slog.Default()
@@ -179,6 +185,7 @@ func (u *UI) routes() http.Handler {
 			r.Post("/settings/tokens/{id}/revoke", u.tokenRevoke)
 			r.Post("/settings/password", u.passwordChange)
 			u.notifyRoutes(r)
+			u.trackerRoutes(r)
 
 			r.Route("/owner", func(r chi.Router) {
 				r.Use(u.requireOwner)
