@@ -61,7 +61,7 @@ func TestNotifyJobsRunOnTheReplicasClient(t *testing.T) {
 		FetchPollInterval: 100 * time.Millisecond,
 	}
 	newNotifier(d).AddWorkers(workers)
-	rc.PeriodicJobs = periodicJobs(time.Hour)
+	rc.PeriodicJobs = (&jobs{interval: time.Hour}).periodicJobs(config.Config{})
 	require.Len(t, rc.PeriodicJobs, 2, "the notifications' scan runs beside the Poll's plan")
 	client, err := river.NewClient(riverpgxv5.New(st.Pool), rc)
 	require.NoError(t, err)

@@ -89,7 +89,7 @@ func TestOwnerPollPagesAreTheOwners(t *testing.T) {
 	// Sites: the back-off, the budget from the pace, what waits, why.
 	r := oc.Get("/owner/sites")
 	row := r.Doc.Find(`[data-testid="site-row"][data-site="asura"]`)
-	require.Contains(t, strings.Join(strings.Fields(row.Find(`[data-testid="site-state"]`).Text()), " "), "paused until")
+	require.Contains(t, strings.Join(strings.Fields(row.Find(`[data-testid="site-state"]`).Text()), " "), "backing off until")
 	require.Contains(t, row.Find(`[data-testid="site-state"]`).Text(), "2 refusals")
 	require.Equal(t, "challenge: 403 "+evil, row.Find(`[data-testid="site-problem"]`).Text())
 	asura, _ := latest.Default().Lookup("asura")
