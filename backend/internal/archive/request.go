@@ -439,25 +439,3 @@ func (s *Service) RetryChapter(ctx context.Context, id int64) error {
 		return nil
 	})
 }
-
-// WakeSite makes a Site's waiting archive jobs available at once: the Owner
-// lifted its back-off, so the chapters snoozed through it need not wait
-// for their snooze to end. The Owner's "resume Site" calls it beside the
-// Poll's own.
-func (s *Service) WakeSite(ctx context.Context, site string) (int, error) {
-	ids, err := s.Store.WaitingArchiveJobs(ctx, site, true, 10000)
-	if err != nil {
-		return 0, err
-	}
-	woken := 0
-	for _, id := range ids {
-		if _, err := s.River.JobRetry(ctx, id); err != nil {
-			if errors.Is(err, rivertype.ErrNotFound) {
-				continue
-			}
-			return woken, fmt.Errorf("wake archive job %d: %w", id, err)
-		}
-		woken++
-	}
-	return woken, nil
-}
