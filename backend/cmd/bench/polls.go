@@ -192,7 +192,13 @@ func benchPolls(ctx context.Context, e *env, n int) error {
 	policy := &fetch.Policy{Registry: reg, Paces: fetch.Paces{"asura": 0}, States: st}
 	pacer := pacing.New(st, pacing.Options{})
 	plain := fetch.NewPlainFetcher(fetch.PlainOptions{Dial: page.dial, RootCAs: page.tls.RootCAs, UserAgent: "LecternBench/1",
-		Pace: func(ctx context.Context, host string) error { return pacer.Wait(ctx, host, policy.PaceOfHost(host)) }})
+		Pace: func(ctx context.Context, host string) error {
+			every, err := policy.Admit(ctx, host, nil)
+			if err != nil {
+				return err
+			}
+			return pacer.Wait(ctx, host, every)
+		}})
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	poller := &poll.Poller{Store: st, Registry: reg, Policy: policy, Fetch: &fetch.Sites{Plain: plain, Policy: policy},
 		Interval: time.Hour, Logger: quiet}

@@ -155,23 +155,25 @@ func verifyStore(ctx context.Context, pool *pgxpool.Pool, cfg config.Config, kin
 		if err != nil {
 			return nil, fmt.Errorf("read %s addresses: %w", k.name, err)
 		}
+		files := &blob.Store{Dir: dir}
 		for _, a := range addrs {
 			kc.named++
-			path := addressPath(dir, a)
-			if !blob.ValidAddress(a) {
+			path, err := files.Path(a)
+			if err != nil {
 				// Never joined to a path unchecked; a malformed value in a
 				// row is as lost as a missing file.
 				rep.missing = append(rep.missing, finding{k.name, a, "(not a content address)"})
 				continue
 			}
 			named[dir][a] = k.name
-			fi, err := os.Lstat(path)
-			switch {
-			case errors.Is(err, fs.ErrNotExist) || err == nil && !fi.Mode().IsRegular():
+			// The one check of a stored file, the archive's sweep's too.
+			present, err := files.Has(a, -1)
+			if err != nil {
+				return nil, err
+			}
+			if !present {
 				rep.missing = append(rep.missing, finding{k.name, a, path})
 				continue
-			case err != nil:
-				return nil, fmt.Errorf("check %s: %w", path, err)
 			}
 			kc.present++
 			if hash {
@@ -221,7 +223,7 @@ func walkStore(dir string, roots []string, named map[string]string, rep *verifyR
 			return nil
 		}
 		name := d.Name()
-		if !blob.ValidAddress(name) || addressPath(dir, name) != path || !d.Type().IsRegular() {
+		if at, err := (&blob.Store{Dir: dir}).Path(name); err != nil || at != path || !d.Type().IsRegular() {
 			rep.strays = append(rep.strays, finding{"", "", path})
 			return nil
 		}
@@ -234,15 +236,6 @@ func walkStore(dir string, roots []string, named map[string]string, rep *verifyR
 		return fmt.Errorf("walk %s: %w", dir, err)
 	}
 	return nil
-}
-
-// addressPath is where the content-addressed store keeps an address: two
-// levels of two hex digits (blob.Store's layout).
-func addressPath(dir, a string) string {
-	if len(a) < 4 {
-		return filepath.Join(dir, a)
-	}
-	return filepath.Join(dir, a[0:2], a[2:4], a)
 }
 
 func hashMatches(path, address string) (bool, error) {

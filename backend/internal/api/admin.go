@@ -31,7 +31,7 @@ const FailingShown = 50
 // Routes adds the Owner's routes; set API.Admin to it.
 func (ad *Admin) Routes(r chi.Router) {
 	r.Get("/status", ad.status)
-	r.Post("/sites/{site}/resume", ad.resume)
+	ad.siteRoutes(r)
 	r.Post("/series/{key}/poll", ad.poll)
 	r.Post("/series/{key}/cover/refetch", ad.refetchCover)
 	r.Get("/series/{key}/schedule", ad.seriesSchedule)
@@ -43,12 +43,29 @@ func (ad *Admin) Routes(r chi.Router) {
 
 // SiteStatusJSON is one Site in GET /api/admin/status.
 type SiteStatusJSON struct {
-	Site          string     `json:"site"`
-	Kind          string     `json:"kind"`
-	Browser       bool       `json:"browser"`
-	PaceMS        int64      `json:"pace_ms"`
-	Paused        bool       `json:"paused"`
-	PausedUntil   *time.Time `json:"paused_until"`
+	Site    string `json:"site"`
+	Kind    string `json:"kind"`
+	Browser bool   `json:"browser"`
+	PaceMS  int64  `json:"pace_ms"`
+	// Paused and PausedUntil are the Site's back-off; OwnerPaused is the
+	// Owner's pause of it.
+	Paused      bool       `json:"paused"`
+	PausedUntil *time.Time `json:"paused_until"`
+	OwnerPaused bool       `json:"owner_paused"`
+	// State is paused (by the Owner: the Site or all background work),
+	// backing_off, failing or healthy (poll.StateOf).
+	State string `json:"state"`
+	// RecentPolls are the last polls of the Site's most recently polled
+	// Series (at most poll.FailingWindow), RecentFailures the failed ones,
+	// LastFailure the newest failure's problem.
+	RecentPolls    int        `json:"recent_polls"`
+	RecentFailures int        `json:"recent_failures"`
+	LastFailure    string     `json:"last_failure"`
+	LastFailureAt  *time.Time `json:"last_failure_at"`
+	// PaceSource is owner, SITE_PACE or site; BudgetSource owner,
+	// SITE_BUDGET or pace.
+	PaceSource    string     `json:"pace_source"`
+	BudgetSource  string     `json:"budget_source"`
 	Refusals      int        `json:"refusals"`
 	LastSuccessAt *time.Time `json:"last_success_at"`
 	LastProblem   string     `json:"last_problem"`
@@ -90,10 +107,12 @@ type QueueCountJSON struct {
 // StatusJSON is the body of GET /api/admin/status.
 type StatusJSON struct {
 	// Policy is POLL_POLICY: adaptive or interval.
-	Policy  string              `json:"policy"`
-	Sites   []SiteStatusJSON    `json:"sites"`
-	Failing []FailingSeriesJSON `json:"failing"`
-	Queue   []QueueCountJSON    `json:"queue"`
+	Policy string `json:"policy"`
+	// BackgroundPaused: the Owner paused all background work.
+	BackgroundPaused bool                `json:"background_paused"`
+	Sites            []SiteStatusJSON    `json:"sites"`
+	Failing          []FailingSeriesJSON `json:"failing"`
+	Queue            []QueueCountJSON    `json:"queue"`
 }
 
 func (ad *Admin) status(w http.ResponseWriter, r *http.Request) {
@@ -102,7 +121,7 @@ func (ad *Admin) status(w http.ResponseWriter, r *http.Request) {
 		ad.serverError(w, r, err)
 		return
 	}
-	out := StatusJSON{Policy: st.Policy, Sites: []SiteStatusJSON{}, Failing: []FailingSeriesJSON{}, Queue: []QueueCountJSON{}}
+	out := StatusJSON{Policy: st.Policy, BackgroundPaused: st.AllPaused, Sites: []SiteStatusJSON{}, Failing: []FailingSeriesJSON{}, Queue: []QueueCountJSON{}}
 	for _, s := range st.Sites {
 		next := map[string]int{}
 		for _, c := range s.Reasons {
@@ -110,9 +129,11 @@ func (ad *Admin) status(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Sites = append(out.Sites, SiteStatusJSON{
 			Site: s.Site.Name, Kind: string(s.Site.Kind), Browser: s.Site.Browser != nil, PaceMS: s.Pace.Milliseconds(),
-			Paused: s.BackingOff, PausedUntil: utcPtr(s.PausedUntil), Refusals: s.Refusals,
+			Paused: s.BackingOff, PausedUntil: utcPtr(s.PausedUntil), OwnerPaused: s.OwnerPaused, State: s.State,
+			RecentPolls: s.RecentPolls, RecentFailures: s.RecentFailed, LastFailure: s.LastFailure, LastFailureAt: utcPtr(s.LastFailureAt),
+			PaceSource: s.PaceSource, BudgetSource: s.Budget.Source, Refusals: s.Refusals,
 			LastSuccessAt: utcPtr(s.LastSuccessAt), LastProblem: s.LastProblem, LastProblemAt: utcPtr(s.LastProblemAt),
-			QueuedPolls: s.QueuedPolls, BudgetPerHour: s.Budget, NextPolls: next,
+			QueuedPolls: s.QueuedPolls, BudgetPerHour: s.Budget.PerHour, NextPolls: next,
 		})
 	}
 	for _, f := range st.Failing {
@@ -127,20 +148,6 @@ func (ad *Admin) status(w http.ResponseWriter, r *http.Request) {
 		out.Queue = append(out.Queue, QueueCountJSON{Kind: q.Kind, State: q.State, Count: q.Count})
 	}
 	face.WriteJSON(w, http.StatusOK, out)
-}
-
-func (ad *Admin) resume(w http.ResponseWriter, r *http.Request) {
-	site := chi.URLParam(r, "site")
-	err := ad.Console.Controls.ResumeSite(r.Context(), site)
-	if errs.CodeOf(err) == errs.NotFound {
-		face.Refuse(w, err, err.Error())
-		return
-	}
-	if err != nil {
-		ad.serverError(w, r, err)
-		return
-	}
-	face.WriteJSON(w, http.StatusOK, map[string]any{"site": site, "resumed": true})
 }
 
 func (ad *Admin) poll(w http.ResponseWriter, r *http.Request) {

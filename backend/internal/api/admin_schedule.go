@@ -147,7 +147,12 @@ func (ad *Admin) siteSchedule(w http.ResponseWriter, r *http.Request) {
 		ad.serverError(w, r, err)
 		return
 	}
-	out := SiteScheduleJSON{Site: site.Name, Policy: ad.Console.PolicyName(), BudgetPerHour: ad.Console.Budgets.Of(site), Series: []ScheduledSeriesJSON{}}
+	budget, err := ad.Console.BudgetOf(r.Context(), site)
+	if err != nil {
+		ad.serverError(w, r, err)
+		return
+	}
+	out := SiteScheduleJSON{Site: site.Name, Policy: ad.Console.PolicyName(), BudgetPerHour: budget.PerHour, Series: []ScheduledSeriesJSON{}}
 	if until, paused := st.Paused(time.Now()); paused {
 		u := until.UTC()
 		out.PausedUntil = &u

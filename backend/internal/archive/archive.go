@@ -115,6 +115,9 @@ type Service struct {
 	Policy   *fetch.Policy
 	// JobTimeout bounds one attempt at a chapter; 0 means DefaultJobTimeout.
 	JobTimeout time.Duration
+	// SweepEvery is how often the sweep runs (ARCHIVE_SWEEP); 0 means
+	// DefaultSweepEvery.
+	SweepEvery time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 

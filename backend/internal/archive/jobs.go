@@ -65,6 +65,12 @@ func (s *Service) AddWorkers(workers *river.Workers) error {
 	if err := river.AddWorkerSafely(workers, &seriesWorker{s: s}); err != nil {
 		return fmt.Errorf("register archive_series: %w", err)
 	}
+	if err := river.AddWorkerSafely(workers, &followWorker{s: s}); err != nil {
+		return fmt.Errorf("register archive_follow: %w", err)
+	}
+	if err := river.AddWorkerSafely(workers, &sweepWorker{s: s}); err != nil {
+		return fmt.Errorf("register archive_sweep: %w", err)
+	}
 	return nil
 }
 
@@ -109,6 +115,9 @@ const (
 	backOff
 	// giveUp: a named problem that retrying will not change.
 	giveUp
+	// wait: the Owner paused the Site (or everything) while the job ran;
+	// it snoozes without burning an attempt, as through a back-off.
+	wait
 )
 
 // judge names an error: what to do, the problem code to record, and the
@@ -116,6 +125,8 @@ const (
 func judge(err error) (verdict, string, time.Duration) {
 	var se *fetch.StatusError
 	switch {
+	case errors.Is(err, fetch.ErrPaused):
+		return wait, "", 0
 	case latest.IsBackoffProblem(err), errors.Is(err, browser.ErrChallenge):
 		code := latest.ProblemCode(err)
 		if code == "" {
@@ -186,14 +197,20 @@ func imageStatus(err error) int {
 	return se.Status
 }
 
-// pausedFor is how long a job of the Site waits its back-off out, 0 when
-// it is not backing off.
-func (s *Service) pausedFor(ctx context.Context, site *latest.Site) (time.Duration, error) {
-	until, paused, err := s.Policy.BackingOff(ctx, site.Name)
-	if err != nil || !paused {
-		return 0, err
+// held is how long a job of the Site waits before it looks again, 0 when
+// its requests may go: the Owner paused the Site or everything, or it backs
+// off (fetch.Policy.Hold).
+func (s *Service) held(ctx context.Context, site *latest.Site) (fetch.Hold, time.Duration, error) {
+	h, err := s.Policy.Hold(ctx, site.Name)
+	if err != nil || !h.Held() {
+		return h, 0, err
 	}
-	return s.Policy.Snooze(until), nil
+	return h, s.Policy.HoldSnooze(h), nil
+}
+
+// pauseSnooze is how a job that ran into an Owner's pause mid-way waits.
+func (s *Service) pauseSnooze() error {
+	return river.JobSnooze(s.Policy.HoldSnooze(fetch.Hold{Site: true}))
 }
 
 // refused backs the Site off, exactly as the Poll does, and returns the
@@ -236,14 +253,14 @@ func (s *Service) archiveChapter(ctx context.Context, a ChapterArgs, attempt, ma
 	}
 	site, err := s.siteOf(ch.SeriesKey)
 	if err != nil {
-		_ = s.Store.FailArchiveChapter(ctx, ch.ID, ProblemUnavailable, err.Error())
+		_ = s.Store.FailArchiveChapter(ctx, ch.ID, ProblemUnavailable, err.Error(), false)
 		return river.JobCancel(err)
 	}
 	log := s.log().With("series", ch.SeriesKey, "site", site.Name, "chapter", ch.URL)
-	if d, err := s.pausedFor(ctx, site); err != nil {
+	if h, d, err := s.held(ctx, site); err != nil {
 		return err
 	} else if d > 0 {
-		log.InfoContext(ctx, "Site is backing off: archive snoozed", "for", d)
+		log.InfoContext(ctx, "archive snoozed: "+h.String(), "for", d)
 		return river.JobSnooze(d)
 	}
 	release, ok := s.claim(site.Name)
@@ -395,13 +412,8 @@ func (s *Service) busySnooze() time.Duration {
 // stored reports whether a checkpointed page's file is still on the volume
 // with its size, so a retry may use it instead of fetching it again.
 func (s *Service) stored(p store.ArchivePage) bool {
-	f, err := s.Pages.Open(p.Address)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	return err == nil && fi.Size() == int64(p.Size)
+	ok, err := s.Pages.Has(p.Address, int64(p.Size))
+	return err == nil && ok
 }
 
 // storePage fetches one page image through the pacing gate (paced by the
@@ -412,7 +424,11 @@ func (s *Service) storePage(ctx context.Context, site *latest.Site, chapterURL s
 	if err != nil || u.Hostname() == "" {
 		return store.ArchivePage{}, 0, &gate.RefusedError{Class: gate.ClassMalformed, Target: pageURL, Err: err}
 	}
-	if err := s.Pacer.Wait(ctx, u.Hostname(), s.Policy.PaceOfImage(u.Hostname(), site)); err != nil {
+	every, err := s.Policy.Admit(ctx, u.Hostname(), site)
+	if err != nil {
+		return store.ArchivePage{}, 0, err
+	}
+	if err := s.Pacer.Wait(ctx, u.Hostname(), every); err != nil {
 		return store.ArchivePage{}, 0, err
 	}
 	img, err := s.Images.FetchImage(ctx, pageURL, chapterURL)
@@ -452,13 +468,19 @@ func (s *Service) chapterFailed(ctx context.Context, log *slog.Logger, site *lat
 	}
 	v, code, retryAfter := judge(err)
 	switch {
+	case v == wait:
+		log.InfoContext(ctx, "archive paused by the Owner mid-chapter: snoozed", "err", err)
+		return s.pauseSnooze()
 	case v == backOff:
 		log.WarnContext(ctx, "Site refused an archive fetch: backing off", "problem", code, "err", err)
 		_ = s.Store.NoteArchiveError(ctx, ch.ID, "waiting: the Site refused ("+code+") and is backing off")
 		return s.refused(ctx, site, code, retryAfter, err)
 	case v == giveUp, attempt >= maxAttempts:
 		log.WarnContext(ctx, "chapter not archived", "problem", code, "err", err, "attempt", attempt)
-		if ferr := s.Store.FailArchiveChapter(ctx, ch.ID, code, err.Error()); ferr != nil && !errors.Is(ferr, store.ErrArchiveNotQueued) {
+		// A chapter whose attempts ran out may succeed another day: the
+		// sweep queues it again (sweep.go); a named problem it does not.
+		exhausted := v != giveUp
+		if ferr := s.Store.FailArchiveChapter(ctx, ch.ID, code, err.Error(), exhausted); ferr != nil && !errors.Is(ferr, store.ErrArchiveNotQueued) {
 			return ferr
 		}
 		return river.JobCancel(fmt.Errorf("%s: %w", code, err))

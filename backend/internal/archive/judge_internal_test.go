@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-reader/lectern/backend/internal/fetch"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 )
 
@@ -32,4 +33,12 @@ func TestJudgeReadsAnImageHostsStatus(t *testing.T) {
 	v, code, _ := judge(fmt.Errorf("fetch image: %w", gate.ErrStatus))
 	require.Equal(t, retryLater, v, "a status error without a status is not read as one")
 	require.Equal(t, ProblemFetchFailed, code)
+}
+
+// An Owner's pause met in the middle of a chapter (the Policy refused a
+// page) makes it wait, spending no attempt, as a back-off does.
+func TestJudgeWaitsOutAnOwnersPause(t *testing.T) {
+	t.Parallel()
+	v, _, _ := judge(fmt.Errorf("page 2 of 4: request to cdn.test: %w (demonic)", fetch.ErrPaused))
+	require.Equal(t, wait, v)
 }

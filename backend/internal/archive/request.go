@@ -106,11 +106,12 @@ func (s *Service) SetFollow(ctx context.Context, reader store.Reader, key string
 
 // Follow queues the given new chapters of a Series for the Readers who keep
 // archiving it, charged to the first of them (by when they switched it on)
-// who is allowed and under their cap. The Poll calls it when it stores a new
-// Latest Chapter, with that chapter (or the chapters listed after the
-// previous one). A chapter already archived or queued is left alone, so a
-// repeated call queues nothing twice; a chapter the Site marks locked is
-// recorded as failed with the problem "locked" and not fetched.
+// who is allowed and under their cap. The archive_follow job calls it with
+// the chapters a poll found listed after the previous Latest Chapter
+// (QueueFollow), and the sweep with the chapters it finds missed. A chapter
+// already archived or queued is left alone, so a repeated call queues
+// nothing twice; one that failed is queued again; a chapter the Site marks
+// locked is recorded as failed with the problem "locked" and not fetched.
 func (s *Service) Follow(ctx context.Context, key string, chapters []latest.Chapter) error {
 	return s.FollowTx(ctx, s.Store, key, chapters)
 }
@@ -128,6 +129,11 @@ func (s *Service) FollowTx(ctx context.Context, tx *store.Store, key string, cha
 	site, _, _ := latest.SplitKey(key)
 	log := s.log().With("series", key, "site", site)
 	return tx.InTx(ctx, func(tx *store.Store) error {
+		// Two follows of one Series (a retry beside a new one, the sweep)
+		// take positions and the cap one after the other.
+		if err := tx.LockArchiveSeries(ctx, key); err != nil {
+			return err
+		}
 		var charge *int64
 		remaining := 0
 		for _, id := range followers {
@@ -218,10 +224,10 @@ func (s *Service) resolveRequest(ctx context.Context, a SeriesArgs, attempt, max
 	if req.ReaderID == nil {
 		return s.finishRequest(ctx, req, store.ArchiveRequestOutcome{State: store.ArchiveCancelled, Detail: "the Reader was deleted"})
 	}
-	if d, err := s.pausedFor(ctx, site); err != nil {
+	if h, d, err := s.held(ctx, site); err != nil {
 		return err
 	} else if d > 0 {
-		log.InfoContext(ctx, "Site is backing off: archive request snoozed", "for", d)
+		log.InfoContext(ctx, "archive request snoozed: "+h.String(), "for", d)
 		return river.JobSnooze(d)
 	}
 	scope, err := ParseScope(req.Scope)
@@ -339,6 +345,9 @@ func (s *Service) requestFailed(ctx context.Context, log *slog.Logger, site *lat
 	}
 	v, code, retryAfter := judge(err)
 	switch {
+	case v == wait:
+		log.InfoContext(ctx, "archive request paused by the Owner mid-way: snoozed", "err", err)
+		return s.pauseSnooze()
 	case v == backOff:
 		log.WarnContext(ctx, "Site refused the chapter list: backing off", "problem", code, "err", err)
 		_ = s.Store.NoteArchiveRequestError(ctx, req.ID, "waiting: the Site refused ("+code+") and is backing off")
@@ -429,26 +438,4 @@ func (s *Service) RetryChapter(ctx context.Context, id int64) error {
 		}
 		return nil
 	})
-}
-
-// WakeSite makes a Site's waiting archive jobs available at once: the Owner
-// lifted its back-off, so the chapters snoozed through it need not wait
-// for their snooze to end. The Owner's "resume Site" calls it beside the
-// Poll's own.
-func (s *Service) WakeSite(ctx context.Context, site string) (int, error) {
-	ids, err := s.Store.WaitingArchiveJobs(ctx, site, true, 10000)
-	if err != nil {
-		return 0, err
-	}
-	woken := 0
-	for _, id := range ids {
-		if _, err := s.River.JobRetry(ctx, id); err != nil {
-			if errors.Is(err, rivertype.ErrNotFound) {
-				continue
-			}
-			return woken, fmt.Errorf("wake archive job %d: %w", id, err)
-		}
-		woken++
-	}
-	return woken, nil
 }

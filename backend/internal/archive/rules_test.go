@@ -10,10 +10,13 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lectern-reader/lectern/backend/internal/archive"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
+	"github.com/lectern-reader/lectern/backend/internal/poll"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -267,10 +270,13 @@ func TestRequestWaitsOnBackedOffSite(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, store.ArchiveQueued, got.State)
 
-	require.NoError(t, r.st.ResumeSite(ctx, "demonic"))
-	woken, err := r.svc.WakeSite(ctx, "demonic")
+	// The Owner's resume, as the API, the console and `lectern site resume`
+	// run it: the back-off ends and the Site's waiting jobs run now.
+	// Its client only inserts, as a web replica's does.
+	rc, err := river.NewClient(riverpgxv5.New(r.st.Pool), &river.Config{})
 	require.NoError(t, err)
-	require.Equal(t, 1, woken)
+	q := &poll.Queue{Client: rc, Store: r.st, Registry: latest.Default()}
+	require.NoError(t, q.ResumeSite(ctx, "demonic"))
 	r.settled(req)
 	require.Len(t, mustArchived(t, r, key), 1)
 }

@@ -140,6 +140,34 @@ func (s *Store) Open(address string) (*os.File, error) {
 	return f, nil
 }
 
+// Has reports whether the file of address is stored: a regular file, of
+// size bytes unless size is negative. It is the one check of a stored file,
+// for `lectern verify`, the archive's checkpoint and its sweep alike. A
+// malformed address is an error.
+func (s *Store) Has(address string, size int64) (bool, error) {
+	path, err := s.Path(address)
+	if err != nil {
+		return false, err
+	}
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("check %s: %w", path, err)
+	}
+	return fi.Mode().IsRegular() && (size < 0 || fi.Size() == size), nil
+}
+
+// Path is where address is stored (whether or not it is), for reports; a
+// malformed address is ErrBadAddress, never a path.
+func (s *Store) Path(address string) (string, error) {
+	if !ValidAddress(address) {
+		return "", fmt.Errorf("stored file %q: %w", address, ErrBadAddress)
+	}
+	return s.path(address), nil
+}
+
 // ValidAddress reports whether a is a content address: exactly 64 lowercase
 // hex digits. Nothing else may ever reach a filesystem path.
 func ValidAddress(a string) bool {

@@ -51,8 +51,8 @@ type Config struct {
 
 	PollInterval  time.Duration `envconfig:"POLL_INTERVAL" default:"1h" desc:"how often a Series with too little Latest Chapter history is polled (every held Series, under POLL_POLICY=interval)"`
 	PollPolicy    string        `envconfig:"POLL_POLICY" default:"adaptive" desc:"adaptive (learn each Series' release rhythm and poll around its expected releases, within each Site's budget) or interval (every held Series once per POLL_INTERVAL, the fallback)"`
-	SitePace      string        `envconfig:"SITE_PACE" desc:"per-Site minimum interval between requests, e.g. asura=1s,demonic=500ms (default: each Site's own, 2s unless the registry says otherwise)"`
-	SiteBudget    string        `envconfig:"SITE_BUDGET" desc:"per-Site budget of scheduled polls in requests per hour, e.g. asura=1800,demonic=600 (default: every request the Site's pace allows, 1h / SITE_PACE)"`
+	SitePace      string        `envconfig:"SITE_PACE" desc:"per-Site minimum interval between requests, e.g. asura=1s,demonic=500ms (default: each Site's own, 2s unless the registry says otherwise); the Owner may change a Site's at run time (lectern site set)"`
+	SiteBudget    string        `envconfig:"SITE_BUDGET" desc:"per-Site budget of scheduled polls in requests per hour, e.g. asura=1800,demonic=600 (default: every request the Site's pace allows, 1h / SITE_PACE); the Owner may change a Site's at run time (lectern site set)"`
 	UserAgent     string        `envconfig:"USER_AGENT" default:"Lectern/1.0 (+https://github.com/lectern-reader/lectern)" desc:"User-Agent sent to Sites and image hosts"`
 	FetchMaxBytes int64         `envconfig:"FETCH_MAX_BYTES" default:"5242880" desc:"largest Site page body read, in bytes"`
 	FetchTimeout  time.Duration `envconfig:"FETCH_TIMEOUT" default:"30s" desc:"longest plain fetch of one Site page, body included"`
@@ -61,6 +61,7 @@ type Config struct {
 	FetchHeaderTimeout  time.Duration `envconfig:"FETCH_HEADER_TIMEOUT" default:"15s" desc:"longest wait for a Site page's response headers"`
 	CoverMaxBytes       int64         `envconfig:"COVER_MAX_BYTES" default:"2097152" desc:"largest Cover or archived page image accepted, in bytes"`
 	Workers             int           `envconfig:"WORKERS" default:"4" desc:"background jobs run at once by this replica; 0 runs none (a replica that only serves HTTP)"`
+	ArchiveSweep        time.Duration `envconfig:"ARCHIVE_SWEEP" default:"24h" desc:"how often the archive's sweep queues again the chapters of Series kept archiving that were missed, ran out of attempts a day before, or lost their files; 0 turns it off"`
 
 	// Trackers (package tracker, docs/trackers.md). Their endpoints are the
 	// Owner's configuration, not addresses from third-party pages, so they
@@ -155,7 +156,7 @@ func (c *Config) check() []string {
 		p = append(p, "WORKERS must be 0 or more")
 	}
 	for name, d := range map[string]time.Duration{"FETCH_TIMEOUT": c.FetchTimeout, "FETCH_CONNECT_TIMEOUT": c.FetchConnectTimeout,
-		"FETCH_HEADER_TIMEOUT": c.FetchHeaderTimeout, "BROWSER_TIMEOUT": c.BrowserTimeout} {
+		"FETCH_HEADER_TIMEOUT": c.FetchHeaderTimeout, "BROWSER_TIMEOUT": c.BrowserTimeout, "ARCHIVE_SWEEP": c.ArchiveSweep} {
 		if d < 0 {
 			p = append(p, fmt.Sprintf("%s must not be negative: %s", name, d))
 		}

@@ -139,11 +139,24 @@ func (f *Fetcher) Fetch(ctx context.Context, args FetchArgs) error {
 		// A poll fills a blank Cover and never replaces one.
 		return nil
 	}
+	// The Owner's pause of the Series' Site (or of everything) holds its
+	// Cover too, wherever the image is: the job waits, keeping its attempt.
+	if h, err := f.Policy.Hold(ctx, ser.Site); err != nil {
+		return fmt.Errorf("fetch cover of %s: %w", args.Key, err)
+	} else if h.ByOwner() {
+		log.InfoContext(ctx, "Cover fetch waits: "+h.String())
+		return river.JobSnooze(f.Policy.HoldSnooze(h))
+	}
 	address, img, err := f.acquire(ctx, ser, args)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			// Shutting down: the Series' next poll hands the address on again.
 			return nil
+		}
+		if errors.Is(err, fetch.ErrPaused) {
+			// Paused while it ran, or the image's own Site is paused.
+			log.InfoContext(ctx, "Cover fetch waits: paused by the Owner", "reason", err.Error())
+			return river.JobSnooze(f.Policy.HoldSnooze(fetch.Hold{Site: true}))
 		}
 		reason := err.Error()
 		// The job itself succeeds (the next poll retries), so name the
@@ -195,12 +208,14 @@ func (f *Fetcher) get(ctx context.Context, ser store.Series, args FetchArgs) (Im
 	host := strings.ToLower(u.Hostname())
 	hostSite, route := f.Policy.ImageRoute(host)
 	if hostSite != nil {
-		until, paused, err := f.Policy.BackingOff(ctx, hostSite.Name)
-		if err != nil {
+		h, err := f.Policy.Hold(ctx, hostSite.Name)
+		switch {
+		case err != nil:
 			return Image{}, err
-		}
-		if paused {
-			return Image{}, fmt.Errorf("%s is backing off until %s", hostSite.Name, until.UTC().Format(time.RFC3339))
+		case h.ByOwner():
+			return Image{}, fmt.Errorf("cover on %s: %w", hostSite.Name, fetch.ErrPaused)
+		case h.Held():
+			return Image{}, fmt.Errorf("%s is backing off until %s", hostSite.Name, h.Until.UTC().Format(time.RFC3339))
 		}
 	}
 	switch route {
@@ -211,7 +226,11 @@ func (f *Fetcher) get(ctx context.Context, ser store.Series, args FetchArgs) (Im
 	}
 	if f.Pacer != nil {
 		series, _ := f.Policy.Registry.Lookup(ser.Site)
-		if err := f.Pacer.Wait(ctx, host, f.Policy.PaceOfImage(host, series)); err != nil {
+		every, err := f.Policy.Admit(ctx, host, series)
+		if err != nil {
+			return Image{}, err
+		}
+		if err := f.Pacer.Wait(ctx, host, every); err != nil {
 			return Image{}, err
 		}
 	}

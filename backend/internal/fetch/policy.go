@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"strings"
 	"time"
 
@@ -18,14 +19,20 @@ type SiteStates interface {
 
 // Policy is the one place that decides, for the Poll, the Cover job and the
 // Archive alike: which fetcher takes a request (by the address's shape,
-// never by the Series' Site name), whether a Site is backing off, how long a
-// job waits a back-off out, and each host's pace.
+// never by the Series' Site name), whether requests to a Site wait (the
+// Owner paused it or all background work, or it is backing off) and how
+// long a job waits, whether one request may go now (Admit), and each
+// host's pace.
 type Policy struct {
 	Registry *latest.Registry
-	// Paces are SITE_PACE's overrides of the Sites' own intervals.
+	// Paces are SITE_PACE's overrides of the Sites' own intervals, the
+	// defaults the Owner's run-time paces replace.
 	Paces Paces
 	// States is nil in tests that never back off.
 	States SiteStates
+	// Settings are the Owner's run-time settings; nil in tests without an
+	// Owner (nothing paused, the configured paces).
+	Settings *SettingsReader
 	// Browser says whether a browser is configured; nil means none.
 	Browser interface{ Enabled() bool }
 	// BrowserTimeout bounds one browser read; 0 means DefaultBrowserTimeout.
@@ -117,6 +124,45 @@ func (p *Policy) BackingOff(ctx context.Context, site string) (time.Time, bool, 
 	return until, ok, nil
 }
 
+// OwnerSettings are the Owner's run-time settings as this replica applies
+// them now (at most the SettingsReader's TTL old).
+func (p *Policy) OwnerSettings(ctx context.Context) (Settings, error) {
+	if p.Settings == nil {
+		return Settings{}, nil
+	}
+	return p.Settings.Get(ctx)
+}
+
+// Hold says whether requests to the named Site wait now, and why: the
+// Owner's pause of everything, of the Site, or the Site's back-off. A job
+// that finds its Site held snoozes for HoldSnooze, keeping its attempts.
+func (p *Policy) Hold(ctx context.Context, site string) (Hold, error) {
+	s, err := p.OwnerSettings(ctx)
+	if err != nil {
+		return Hold{}, err
+	}
+	h := Hold{All: s.AllPaused, Site: s.Sites[site].Paused}
+	if h.ByOwner() {
+		return h, nil
+	}
+	if until, ok, err := p.BackingOff(ctx, site); err != nil {
+		return Hold{}, err
+	} else if ok {
+		h.Until = until
+	}
+	return h, nil
+}
+
+// HoldSnooze is how long a job held by h waits before it looks again: a
+// back-off to its end (Snooze), an Owner's pause PauseRecheck (jittered),
+// as the Owner's resume wakes the waiting jobs itself.
+func (p *Policy) HoldSnooze(h Hold) time.Duration {
+	if h.ByOwner() {
+		return PauseRecheck + time.Duration(rand.Float64()*float64(PauseRecheck/10))
+	}
+	return p.Snooze(h.Until)
+}
+
 // Snooze is how long a job waits for a back-off that ends at until: to its
 // end, with up to 10% (at most a minute) of jitter so a Site's snoozed jobs
 // do not all wake at once.
@@ -125,29 +171,63 @@ func (p *Policy) Snooze(until time.Time) time.Duration {
 	return d + time.Duration(rand.Float64()*float64(min(d/10, time.Minute)))
 }
 
-// Pace is a Site's interval between two requests to one of its hosts.
-func (p *Policy) Pace(site *latest.Site) time.Duration { return p.Paces.Of(site) }
-
-// PaceOfHost is the interval of the Site owning host, DefaultPace for a
-// host no Site owns.
-func (p *Policy) PaceOfHost(host string) time.Duration {
-	if site, ok := p.Registry.HostSite(host); ok {
-		return p.Paces.Of(site)
+// Admit decides whether one request to host may go now and returns the
+// interval it is paced at: ErrPaused when the Owner paused all background
+// work, the Site owning host, or series (the Site of the Series an image at
+// a host no Site owns belongs to, nil for a page). Every request passes
+// here before the pacing gate, so a pause stops a job in the middle too.
+func (p *Policy) Admit(ctx context.Context, host string, series *latest.Site) (time.Duration, error) {
+	s, err := p.OwnerSettings(ctx)
+	if err != nil {
+		return 0, err
 	}
-	return latest.DefaultPace
+	site, ok := p.Registry.HostSite(host)
+	if !ok {
+		site = series
+	}
+	switch {
+	case s.AllPaused:
+		return 0, fmt.Errorf("request to %s: %w (all background work)", host, ErrPaused)
+	case site != nil && s.Sites[site.Name].Paused, series != nil && s.Sites[series.Name].Paused:
+		return 0, fmt.Errorf("request to %s: %w (%s)", host, ErrPaused, siteName(site, series))
+	case site == nil:
+		return latest.DefaultPace, nil
+	}
+	return p.Paces.In(s, site), nil
 }
 
-// PaceOfImage is the interval an image at host is paced at: its own Site's
-// when a Site owns the host, else that of the Site of the Series it belongs
-// to (a Cover CDN is paced as the Series' Site).
-func (p *Policy) PaceOfImage(host string, series *latest.Site) time.Duration {
-	if site, ok := p.Registry.HostSite(host); ok {
-		return p.Paces.Of(site)
+func siteName(site, series *latest.Site) string {
+	if series != nil && (site == nil || site.Name != series.Name) {
+		return series.Name + ", the Series' Site"
 	}
-	if series != nil {
-		return p.Paces.Of(series)
+	return site.Name
+}
+
+// Pace is a Site's interval between two requests to one of its hosts now:
+// the Owner's, else SITE_PACE's, else the Site's own.
+func (p *Policy) Pace(ctx context.Context, site *latest.Site) (time.Duration, error) {
+	s, err := p.OwnerSettings(ctx)
+	if err != nil {
+		return 0, err
 	}
-	return latest.DefaultPace
+	return p.Paces.In(s, site), nil
+}
+
+// GuardDial refuses a connection to the hosts of a Site the Owner paused
+// (or to any host while all background work is paused), for the browser's
+// proxy: a page already open in a tab must not load more from a paused
+// Site.
+func (p *Policy) GuardDial(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			host = addr
+		}
+		if _, err := p.Admit(ctx, host, nil); err != nil {
+			return nil, err
+		}
+		return dial(ctx, network, addr)
+	}
 }
 
 // Back-off of a Site that refuses us: the pause starts at BackoffMin and
@@ -187,7 +267,34 @@ func NewPaces(reg *latest.Registry, overrides map[string]time.Duration) (Paces, 
 	return p, nil
 }
 
-// Of is a Site's interval.
+// In is a Site's interval under the Owner's settings s: the Owner's, else
+// SITE_PACE's, else the Site's own.
+func (p Paces) In(s Settings, site *latest.Site) time.Duration {
+	if d := s.Sites[site.Name].Pace; d != nil {
+		return *d
+	}
+	return p.Of(site)
+}
+
+// Source names where a Site's interval under s comes from: "owner",
+// "SITE_PACE" or "site" (its own).
+func (p Paces) Source(s Settings, site *latest.Site) string {
+	switch {
+	case s.Sites[site.Name].Pace != nil:
+		return "owner"
+	case p.Configured(site):
+		return "SITE_PACE"
+	}
+	return "site"
+}
+
+// Configured reports whether SITE_PACE sets the Site's interval.
+func (p Paces) Configured(site *latest.Site) bool {
+	_, ok := p[site.Name]
+	return ok
+}
+
+// Of is a Site's configured interval: SITE_PACE's, else its own.
 func (p Paces) Of(site *latest.Site) time.Duration {
 	if d, ok := p[site.Name]; ok {
 		return d

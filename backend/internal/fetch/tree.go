@@ -32,6 +32,9 @@ type Options struct {
 	// Paces are SITE_PACE's overrides.
 	Paces  Paces
 	States SiteStates
+	// Settings are the Owner's run-time settings (pauses, paces); nil for
+	// none.
+	Settings *SettingsReader
 	// Pacer paces every request to a host: Site pages, redirect hops,
 	// browser navigations, Covers and archived pages.
 	Pacer Pacer
@@ -64,13 +67,18 @@ type Tree struct {
 	Pacer   Pacer
 }
 
-// New builds the fetch tree. Every request to a host waits at the pacing
-// gate for that host's Site's interval (PaceOfHost).
+// New builds the fetch tree. Every request to a host is first admitted by
+// the Policy (refused while the Owner pauses its Site) and then waits at the
+// pacing gate for that host's Site's interval.
 func New(o Options) *Tree {
 	t := &Tree{Gate: o.Gate, Pacer: o.Pacer}
-	t.Policy = &Policy{Registry: o.Registry, Paces: o.Paces, States: o.States, BrowserTimeout: o.BrowserTimeout}
+	t.Policy = &Policy{Registry: o.Registry, Paces: o.Paces, States: o.States, Settings: o.Settings, BrowserTimeout: o.BrowserTimeout}
 	pace := func(ctx context.Context, host string) error {
-		return o.Pacer.Wait(ctx, host, t.Policy.PaceOfHost(host))
+		every, err := t.Policy.Admit(ctx, host, nil)
+		if err != nil {
+			return err
+		}
+		return o.Pacer.Wait(ctx, host, every)
 	}
 	plain := o.Plain
 	plain.Dial = o.Gate.DialContext
@@ -84,6 +92,9 @@ func New(o Options) *Tree {
 		if o.BrowserDial != nil {
 			bo.Dial = o.BrowserDial
 		}
+		// Chromium loads a page's resources through the proxy on its own:
+		// a paused Site's hosts are refused there too.
+		bo.Dial = t.Policy.GuardDial(bo.Dial)
 		bo.Pace = MeteredPace(pace)
 		if bo.Logger == nil {
 			bo.Logger = o.Logger

@@ -39,11 +39,12 @@ const ReasonInterval = "fixed interval"
 // asura=0): one scheduled poll a second.
 const UnpacedBudget = 3600
 
-// maxBudget is the most requests per hour package schedule plans for.
-const maxBudget = 3_600_000
+// MaxBudget is the most requests per hour package schedule plans for.
+const MaxBudget = 3_600_000
 
 // Budgets are each Site's budget of scheduled polls, in requests per hour:
-// SITE_BUDGET's, else every request its pace lets through.
+// the Owner's (set at run time), else SITE_BUDGET's, else every request its
+// pace allows.
 type Budgets struct {
 	overrides map[string]int
 	paces     fetch.Paces
@@ -58,7 +59,7 @@ func NewBudgets(reg *latest.Registry, overrides map[string]int, paces fetch.Pace
 		if _, ok := reg.Lookup(name); !ok {
 			return Budgets{}, fmt.Errorf("SITE_BUDGET names %q, which is not a Site (%s)", name, strings.Join(reg.Names(), ", "))
 		}
-		if n < 1 || n > maxBudget {
+		if n < 1 || n > MaxBudget {
 			return Budgets{}, fmt.Errorf("SITE_BUDGET of %s is %d: %w", name, n, schedule.ErrBudget)
 		}
 		b.overrides[name] = n
@@ -66,24 +67,37 @@ func NewBudgets(reg *latest.Registry, overrides map[string]int, paces fetch.Pace
 	return b, nil
 }
 
-// Of is a Site's budget in requests per hour.
-func (b Budgets) Of(site *latest.Site) int {
-	if n, ok := b.overrides[site.Name]; ok {
-		return n
+// Budget is a Site's budget now, and where it comes from.
+type Budget struct {
+	PerHour int
+	// Source is "owner" (set at run time), "SITE_BUDGET", or "pace" (every
+	// request the Site's pace allows).
+	Source string
+}
+
+// The sources of a budget.
+const (
+	BudgetByOwner  = "owner"
+	BudgetByConfig = "SITE_BUDGET"
+	BudgetByPace   = "pace"
+)
+
+// Of is a Site's budget under the Owner's settings s (fetch.Policy's
+// OwnerSettings; the zero Settings for the configured one).
+func (b Budgets) Of(s fetch.Settings, site *latest.Site) Budget {
+	if n := s.Sites[site.Name].Budget; n != nil {
+		return Budget{PerHour: *n, Source: BudgetByOwner}
 	}
-	n, err := schedule.BudgetFromPace(b.paces.Of(site))
+	if n, ok := b.overrides[site.Name]; ok {
+		return Budget{PerHour: n, Source: BudgetByConfig}
+	}
+	n, err := schedule.BudgetFromPace(b.paces.In(s, site))
 	if err != nil {
 		// A pace of zero (or below a microsecond) is no limit the budget
 		// can follow.
-		return UnpacedBudget
+		return Budget{PerHour: UnpacedBudget, Source: BudgetByPace}
 	}
-	return n
-}
-
-// Configured reports whether SITE_BUDGET sets the Site's budget.
-func (b Budgets) Configured(site *latest.Site) bool {
-	_, ok := b.overrides[site.Name]
-	return ok
+	return Budget{PerHour: n, Source: BudgetByPace}
 }
 
 // Adaptive plans the Poll under the adaptive policy: the plan_polls job
@@ -104,6 +118,9 @@ type Adaptive struct {
 	// Planner holds the policy's settings; Interval is POLL_INTERVAL.
 	Planner schedule.Planner
 	Budgets Budgets
+	// Policy says which Sites the Owner paused (they are not planned) and
+	// gives the Owner's budgets; nil: none paused, the configured budgets.
+	Policy *fetch.Policy
 	// Now is the plan's clock; nil means time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -166,6 +183,10 @@ func (a *Adaptive) Run(ctx context.Context, client *river.Client[pgx.Tx]) (int, 
 	for _, j := range jobs {
 		queued[j.Key] = append(queued[j.Key], j)
 	}
+	settings, err := ownerSettings(ctx, a.Policy)
+	if err != nil {
+		return 0, fmt.Errorf("plan polls: %w", err)
+	}
 	h := a.horizon()
 	total := 0
 	var errs []error
@@ -173,6 +194,11 @@ func (a *Adaptive) Run(ctx context.Context, client *river.Client[pgx.Tx]) (int, 
 		site, ok := a.Registry.Lookup(name)
 		if !ok {
 			// Its polls record unknown_site; there is nothing to plan.
+			continue
+		}
+		if settings.AllPaused || settings.Sites[name].Paused {
+			// Paused by the Owner: no budget is spent on it, its queued
+			// polls wait; the Owner's resume plans it again at once.
 			continue
 		}
 		start, ok, err := a.Store.ClaimPlan(ctx, name, now, h/2, h)
@@ -183,7 +209,7 @@ func (a *Adaptive) Run(ctx context.Context, client *river.Client[pgx.Tx]) (int, 
 		if !ok {
 			continue
 		}
-		n, err := a.planSite(ctx, client, site, start, states[name], queued)
+		n, err := a.planSite(ctx, client, site, start, states[name], queued, a.Budgets.Of(settings, site).PerHour)
 		total += n
 		if err != nil {
 			errs = append(errs, fmt.Errorf("plan polls of %s: %w", name, err))
@@ -203,7 +229,7 @@ const intervalJobReason = "schedule"
 // queued, asks the planner, queues the due polls and records the
 // decisions, and shows the waiting Series of a paused Site its pause.
 func (a *Adaptive) planSite(ctx context.Context, client *river.Client[pgx.Tx], site *latest.Site, start time.Time,
-	state store.SiteState, queued map[string][]store.QueuedPoll) (int, error) {
+	state store.SiteState, queued map[string][]store.QueuedPoll, budget int) (int, error) {
 	log := a.log().With("site", site.Name)
 	cands, err := a.Store.ScheduleCandidates(ctx, site.Name)
 	if err != nil || len(cands) == 0 {
@@ -220,7 +246,6 @@ func (a *Adaptive) planSite(ctx context.Context, client *river.Client[pgx.Tx], s
 	}
 
 	in := planInputs(cands, rhythms, queued, end)
-	budget := a.Budgets.Of(site)
 	decisions, err := a.Planner.Plan(start, schedule.Site{Name: site.Name, PerHour: budget, PausedUntil: paused}, in.series)
 	if err != nil {
 		return 0, err
@@ -455,4 +480,13 @@ func DescribeRhythm(raw []byte) (desc string, kind schedule.Kind, ok bool) {
 		return "", "", false
 	}
 	return r.Describe(time.UTC), r.Kind, true
+}
+
+// ownerSettings are the Owner's run-time settings as policy applies them;
+// none without a policy.
+func ownerSettings(ctx context.Context, policy *fetch.Policy) (fetch.Settings, error) {
+	if policy == nil {
+		return fetch.Settings{}, nil
+	}
+	return policy.OwnerSettings(ctx)
 }

@@ -451,11 +451,16 @@ func TestBudgets(t *testing.T) {
 	novelfull, _ := latest.Default().Lookup("novelfull")
 	b, err := NewBudgets(latest.Default(), map[string]int{"asura": 600}, fetch.Paces{"novelfull": 0})
 	require.NoError(t, err)
-	require.Equal(t, 600, b.Of(asura))
-	require.True(t, b.Configured(asura))
-	require.Equal(t, int(time.Hour/kagane.Pace), b.Of(kagane), "from the pace")
-	require.False(t, b.Configured(kagane))
-	require.Equal(t, UnpacedBudget, b.Of(novelfull), "an unpaced Site")
+	none := fetch.Settings{}
+	require.Equal(t, Budget{PerHour: 600, Source: BudgetByConfig}, b.Of(none, asura))
+	require.Equal(t, Budget{PerHour: int(time.Hour / kagane.Pace), Source: BudgetByPace}, b.Of(none, kagane), "from the pace")
+	require.Equal(t, Budget{PerHour: UnpacedBudget, Source: BudgetByPace}, b.Of(none, novelfull), "an unpaced Site")
+	// The Owner's run-time settings win: a budget of their own, or a pace
+	// the default budget follows.
+	pace, budget := 10*time.Second, 42
+	owner := fetch.Settings{Sites: map[string]fetch.SiteSettings{"asura": {Budget: &budget}, "kagane": {Pace: &pace}}}
+	require.Equal(t, Budget{PerHour: 42, Source: BudgetByOwner}, b.Of(owner, asura))
+	require.Equal(t, Budget{PerHour: 360, Source: BudgetByPace}, b.Of(owner, kagane))
 	_, err = NewBudgets(latest.Default(), map[string]int{"mangadex": 10}, nil)
 	require.ErrorContains(t, err, `SITE_BUDGET names "mangadex"`)
 	_, err = NewBudgets(latest.Default(), map[string]int{"asura": 0}, nil)

@@ -10,15 +10,19 @@ import (
 )
 
 // Controls are the Owner's levers on the Poll and the queue; Queue
-// implements them, and the composition adds waking a Site's archive jobs
-// when it resumes. Each returns store.ErrNotFound for an unknown Series,
+// implements them. Each returns store.ErrNotFound for an unknown Series,
 // ErrNoSuchSite for an unknown Site and ErrNoSuchJob for an unknown job.
 type Controls interface {
 	PollNow(ctx context.Context, key string) error
 	RefetchCover(ctx context.Context, key string) error
-	ResumeSite(ctx context.Context, site string) error
 	RetryJob(ctx context.Context, id int64) error
 	CancelJob(ctx context.Context, id int64) error
+	// The Owner's run-time control of the Sites (control.go).
+	PauseSite(ctx context.Context, site string) error
+	ResumeSite(ctx context.Context, site string) error
+	PauseAll(ctx context.Context) error
+	ResumeAll(ctx context.Context) error
+	ChangeSite(ctx context.Context, site string, c SiteChange) error
 }
 
 // Console is what the Owner sees of the Poll and can do to it, the same in
@@ -33,6 +37,10 @@ type Console struct {
 	Interval time.Duration
 	Paces    fetch.Paces
 	Budgets  Budgets
+	// Fetch is the replica's fetch policy, whose Owner's settings (pauses,
+	// paces, budgets) the status shows as this replica applies them; nil:
+	// none.
+	Fetch *fetch.Policy
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -48,18 +56,59 @@ type ReasonCount struct {
 	Count  int
 }
 
+// The states of a Site as the Owner sees it, in the API ("state") and the
+// web console alike; StateOf decides.
+const (
+	// StatePaused: the Owner paused the Site, or all background work.
+	StatePaused = "paused"
+	// StateBackingOff: the Site refused us and backs off.
+	StateBackingOff = "backing_off"
+	// StateFailing: most of its recent polls failed (Failing).
+	StateFailing = "failing"
+	// StateHealthy: none of the above.
+	StateHealthy = "healthy"
+)
+
+// FailingWindow is how many recent polls judge whether a Site is failing:
+// the last poll of each of its most recently polled Series.
+const FailingWindow = 20
+
+// Failing is the rule for a failing Site: more than half of its recent
+// polls (the last poll of each of its FailingWindow most recently polled
+// Series) failed.
+func Failing(recent, failed int) bool { return recent > 0 && 2*failed > recent }
+
+// StateOf is a Site's state: paused by the Owner first, then backing off,
+// then failing, else healthy.
+func StateOf(s SiteStatus) string {
+	switch {
+	case s.OwnerPaused || s.AllPaused:
+		return StatePaused
+	case s.BackingOff:
+		return StateBackingOff
+	case Failing(s.RecentPolls, s.RecentFailed):
+		return StateFailing
+	}
+	return StateHealthy
+}
+
 // SiteStatus is one Site as the Owner sees it.
 type SiteStatus struct {
 	Site *latest.Site
 	store.SiteStatus
-	// Pace is the Site's interval, Budget its budget of scheduled polls per
-	// hour (BudgetSet: SITE_BUDGET sets it).
-	Pace      time.Duration
-	Budget    int
-	BudgetSet bool
+	// Pace is the Site's interval now, PaceSource where it comes from
+	// (fetch.Paces.Source); Budget its budget of scheduled polls per hour.
+	Pace       time.Duration
+	PaceSource string
+	Budget     Budget
+	// OwnerPaused: the Owner paused the Site; AllPaused: all background
+	// work.
+	OwnerPaused, AllPaused bool
 	// BackingOff says the Site is backing off now, until BackingOffUntil.
 	BackingOff      bool
 	BackingOffUntil time.Time
+	// State is StateOf the rest.
+	State string
 	// Held counts the Site's held Series, Reasons them by the reason of
 	// their next poll.
 	Held    int
@@ -68,10 +117,12 @@ type SiteStatus struct {
 
 // Status is the Console's view of the Poll.
 type Status struct {
-	Policy  string
-	Sites   []SiteStatus
-	Failing []store.FailingSeries
-	Queue   []store.QueueCount
+	Policy string
+	// AllPaused: the Owner paused all background work.
+	AllPaused bool
+	Sites     []SiteStatus
+	Failing   []store.FailingSeries
+	Queue     []store.QueueCount
 }
 
 func (c *Console) now() time.Time {
@@ -97,7 +148,11 @@ func (c *Console) Status(ctx context.Context, failing int) (Status, error) {
 	for i, s := range sites {
 		names[i] = s.Name
 	}
-	st, err := c.Store.PollStatusOf(ctx, names, failing)
+	settings, err := ownerSettings(ctx, c.Fetch)
+	if err != nil {
+		return Status{}, err
+	}
+	st, err := c.Store.PollStatusOf(ctx, names, failing, FailingWindow)
 	if err != nil {
 		return Status{}, err
 	}
@@ -115,14 +170,25 @@ func (c *Console) Status(ctx context.Context, failing int) (Status, error) {
 		reasons[n.Site] = append(reasons[n.Site], ReasonCount{Reason: reason, Count: n.Count})
 		held[n.Site] += n.Count
 	}
-	out := Status{Policy: c.PolicyName(), Failing: st.Failing, Queue: st.Queue}
+	out := Status{Policy: c.PolicyName(), AllPaused: settings.AllPaused, Failing: st.Failing, Queue: st.Queue}
 	now := c.now()
 	for i, s := range st.Sites {
 		site := sites[i]
-		row := SiteStatus{Site: site, SiteStatus: s, Pace: c.Paces.Of(site), Budget: c.Budgets.Of(site),
-			BudgetSet: c.Budgets.Configured(site), Held: held[site.Name], Reasons: reasons[site.Name]}
+		row := SiteStatus{Site: site, SiteStatus: s, Pace: c.Paces.In(settings, site), PaceSource: c.Paces.Source(settings, site),
+			Budget: c.Budgets.Of(settings, site), OwnerPaused: settings.Sites[site.Name].Paused, AllPaused: settings.AllPaused,
+			Held: held[site.Name], Reasons: reasons[site.Name]}
 		row.BackingOffUntil, row.BackingOff = s.Paused(now)
+		row.State = StateOf(row)
 		out.Sites = append(out.Sites, row)
 	}
 	return out, nil
+}
+
+// BudgetOf is a Site's budget now, as this replica applies it.
+func (c *Console) BudgetOf(ctx context.Context, site *latest.Site) (Budget, error) {
+	settings, err := ownerSettings(ctx, c.Fetch)
+	if err != nil {
+		return Budget{}, err
+	}
+	return c.Budgets.Of(settings, site), nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"github.com/lectern-reader/lectern/backend/internal/fetch"
 	"github.com/lectern-reader/lectern/backend/internal/riverjob"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -95,6 +96,9 @@ type Scheduler struct {
 	Store *store.Store
 	// Interval is POLL_INTERVAL.
 	Interval time.Duration
+	// Policy says which Sites the Owner paused: they are left out, as a
+	// backing-off one is; nil: none.
+	Policy *fetch.Policy
 	// Plan decides what is due; nil means PlanCycle.
 	Plan   PlanFunc
 	Logger *slog.Logger
@@ -124,11 +128,26 @@ func (s *Scheduler) Run(ctx context.Context, client *river.Client[pgx.Tx]) (int,
 	if err != nil {
 		return 0, fmt.Errorf("plan polls: %w", err)
 	}
+	settings, err := ownerSettings(ctx, s.Policy)
+	if err != nil {
+		return 0, fmt.Errorf("plan polls: %w", err)
+	}
 	paused := map[string]time.Time{}
 	for name, st := range states {
 		if until, ok := st.Paused(now); ok {
 			paused[name] = until
 		}
+	}
+	// An Owner's pause has no end: left out of this cycle, planned again
+	// by the plan the resume runs.
+	if settings.AllPaused || len(settings.Sites) > 0 {
+		kept := make([]store.PollCandidate, 0, len(held))
+		for _, c := range held {
+			if !settings.AllPaused && !settings.Sites[c.Site].Paused {
+				kept = append(kept, c)
+			}
+		}
+		held = kept
 	}
 	plan := s.Plan
 	if plan == nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -38,8 +39,9 @@ type Poller struct {
 	Fetch  fetch.Fetcher
 	// Covers is nil when Covers are not acquired.
 	Covers CoverQueue
-	// Archive, when set, is told of each new Latest Chapter so Bookmarks
-	// that keep archiving get it archived. Its failure never fails the poll.
+	// Archive, when set, is handed the chapters a poll finds listed after
+	// the previous Latest Chapter, so Bookmarks that keep archiving get them
+	// archived; it queues them in the poll's own transaction.
 	Archive Follower
 	// Interval is POLL_INTERVAL, for the forecast of the next poll.
 	Interval time.Duration
@@ -52,7 +54,10 @@ type Poller struct {
 // Follower queues the archiving of new chapters for the Bookmarks that keep
 // archiving their Series (package archive).
 type Follower interface {
-	Follow(ctx context.Context, key string, chapters []latest.Chapter) error
+	// Followed reports whether any Reader keeps archiving the Series.
+	Followed(ctx context.Context, key string) (bool, error)
+	// QueueFollow queues the chapters inside tx, the poll's transaction.
+	QueueFollow(ctx context.Context, tx *store.Store, key string, chapters []latest.Chapter) error
 }
 
 func (p *Poller) log() *slog.Logger {
@@ -108,13 +113,13 @@ func (p *Poller) poll(ctx context.Context, key string, scheduledAt time.Time, sa
 			Problem: "unknown_site: " + ser.Site + " is not in the Site registry"})
 		return err
 	}
-	until, paused, err := p.Policy.BackingOff(ctx, site.Name)
+	hold, err := p.Policy.Hold(ctx, site.Name)
 	if err != nil {
 		return fmt.Errorf("poll %s: %w", key, err)
 	}
-	if paused {
-		log.InfoContext(ctx, "Site is backing off: poll snoozed", "until", until)
-		return river.JobSnooze(p.Policy.Snooze(until))
+	if hold.Held() {
+		log.InfoContext(ctx, "poll snoozed: "+hold.String())
+		return river.JobSnooze(p.Policy.HoldSnooze(hold))
 	}
 
 	refetch := ser.CoverRefetchAt != nil
@@ -175,6 +180,12 @@ func (p *Poller) failed(ctx context.Context, log *slog.Logger, site *latest.Site
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		// Shutting down: the job runs again at the next start, unharmed.
 		return river.JobSnooze(0)
+	}
+	if errors.Is(err, fetch.ErrPaused) {
+		// The Owner paused the Site while this poll ran: it waits, with its
+		// attempts, as when the pause came first.
+		log.InfoContext(ctx, "poll snoozed: paused by the Owner", "err", err)
+		return river.JobSnooze(p.Policy.HoldSnooze(fetch.Hold{Site: true}))
 	}
 	var se *fetch.StatusError
 	switch {
@@ -261,7 +272,20 @@ func (p *Poller) answered(ctx context.Context, log *slog.Logger, site *latest.Si
 		n := len(page.Body)
 		res.Status, res.Failed, res.Problem, res.BodyLen = store.PollProblem, true, problemText(lerr), &n
 	}
-	rec, err := p.Store.RecordPoll(ctx, key, res)
+	var listed []latest.Chapter
+	if lerr == nil {
+		listed = p.listedForFollowers(ctx, log, site, ser, page.Body, pu, newest)
+	}
+	var rec store.PollRecorded
+	err = p.Store.InTx(ctx, func(tx *store.Store) error {
+		var err error
+		if rec, err = tx.RecordPoll(ctx, key, res); err != nil || !rec.LatestChanged || p.Archive == nil {
+			return err
+		}
+		// In the poll's transaction: the new Latest Chapter and the
+		// archiving of what came with it commit together.
+		return p.Archive.QueueFollow(ctx, tx, key, listedAfter(listed, rec.Previous, newest))
+	})
 	if err != nil {
 		return err
 	}
@@ -270,11 +294,6 @@ func (p *Poller) answered(ctx context.Context, log *slog.Logger, site *latest.Si
 		log.WarnContext(ctx, "poll: no Latest Chapter", "problem", res.Problem, "body_len", len(page.Body), "via", page.Via)
 	case rec.LatestChanged:
 		log.InfoContext(ctx, "poll: new Latest Chapter", "chapter", newest.Label, "ms", took.Milliseconds(), "via", page.Via)
-		if p.Archive != nil {
-			if err := p.Archive.Follow(ctx, key, []latest.Chapter{newest}); err != nil {
-				log.WarnContext(ctx, "poll: archive of the new chapter not queued", "err", err)
-			}
-		}
 	default:
 		log.DebugContext(ctx, "poll: Latest Chapter unchanged", "ms", took.Milliseconds(), "via", page.Via)
 	}
@@ -293,6 +312,79 @@ func (p *Poller) answered(ctx context.Context, log *slog.Logger, site *latest.Si
 	}
 	p.handCover(ctx, log, site, ser, coverAddr, cerr, refetch)
 	return nil
+}
+
+// listedForFollowers is the Site's chapter list, oldest first, when the poll
+// found a new Latest Chapter of a Series some Reader keeps archiving: the
+// series page's own list, or, when that does not reach back to the
+// previous Latest Chapter and the Site lists its chapters elsewhere
+// (ChapterList), the full list, fetched through the same paced fetcher.
+// nil otherwise: nothing is archived from it.
+func (p *Poller) listedForFollowers(ctx context.Context, log *slog.Logger, site *latest.Site, ser store.Series,
+	body []byte, pu *url.URL, newest latest.Chapter) []latest.Chapter {
+	prev := store.LatestChapter{Label: ser.LatestLabel, Number: ser.LatestNumber, URL: ser.LatestURL}
+	if p.Archive == nil || prev.URL == "" || prev.URL == newest.URL && prev.Label == newest.Label {
+		return nil
+	}
+	followed, err := p.Archive.Followed(ctx, ser.Key)
+	if err != nil {
+		log.WarnContext(ctx, "poll: followers not read: only the newest chapter is archived", "err", err)
+		return nil
+	}
+	if !followed {
+		return nil
+	}
+	listed, err := site.Chapters(body, pu)
+	if err != nil {
+		log.InfoContext(ctx, "poll: the series page lists no chapters to archive", "problem", problemText(err))
+		listed = nil
+	}
+	if reaches(listed, prev) || site.ChapterList == nil {
+		return listed
+	}
+	all, err := site.AllChapters(ctx, fetch.Pages(p.Fetch, site), pu.String(), body)
+	if err != nil {
+		log.WarnContext(ctx, "poll: full chapter list not read: archiving what the series page lists", "err", err)
+		return listed
+	}
+	return all
+}
+
+// reaches reports whether a chapter list (oldest first) goes back as far as
+// prev: it lists prev, or a chapter numbered at or below it.
+func reaches(list []latest.Chapter, prev store.LatestChapter) bool {
+	for _, c := range list {
+		if c.URL == prev.URL || prev.Number != nil && c.Number != nil && *c.Number <= *prev.Number {
+			return true
+		}
+	}
+	return false
+}
+
+// listedAfter is what keep archiving takes from a poll that found newest
+// after prev: every chapter listed after prev (by its place in the list, or,
+// when the list no longer shows it, by number), and newest always. A Series
+// without a previous Latest Chapter (its first poll) gives newest alone: a
+// Reader keeps the chapters found from now on.
+func listedAfter(list []latest.Chapter, prev store.LatestChapter, newest latest.Chapter) []latest.Chapter {
+	var out []latest.Chapter
+	if prev.URL != "" {
+		at := slices.IndexFunc(list, func(c latest.Chapter) bool { return c.URL == prev.URL })
+		switch {
+		case at >= 0:
+			out = slices.Clone(list[at+1:])
+		case prev.Number != nil:
+			for _, c := range list {
+				if c.Number != nil && *c.Number > *prev.Number {
+					out = append(out, c)
+				}
+			}
+		}
+	}
+	if !slices.ContainsFunc(out, func(c latest.Chapter) bool { return c.URL == newest.URL }) {
+		out = append(out, newest)
+	}
+	return out
 }
 
 // handCover queues the Cover job for a Series without a Cover (or one the

@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/lectern-reader/lectern/backend/internal/errs"
+	"github.com/lectern-reader/lectern/backend/internal/fetch"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/riverjob"
 	"github.com/lectern-reader/lectern/backend/internal/schedule"
@@ -25,7 +26,8 @@ import (
 const DefaultHintGap = 5 * time.Minute
 
 // Queue brings polls forward: Reader hints (it implements bookmark.Hinter)
-// and the Owner's requests.
+// and the Owner's requests; and it holds the Owner's run-time control of
+// the Sites (control.go).
 type Queue struct {
 	Client   *river.Client[pgx.Tx]
 	Store    *store.Store
@@ -37,7 +39,10 @@ type Queue struct {
 	// the plan (minutes away) moves the Series' poll forward within its
 	// Site's budget, so a crowd of Readers cannot flood a Site.
 	HintsPlanned bool
-	Logger       *slog.Logger
+	// Policy is the replica's fetch policy: the Owner's changes through the
+	// queue (control.go) apply to it at once. nil in tests without one.
+	Policy *fetch.Policy
+	Logger *slog.Logger
 }
 
 func (q *Queue) log() *slog.Logger {
@@ -133,31 +138,6 @@ func (q *Queue) CancelJob(ctx context.Context, id int64) error {
 
 // ErrNoSuchSite is a site string the registry does not know.
 var ErrNoSuchSite = errs.New(errs.NotFound, "unknown site")
-
-// ResumeSite lifts a Site's back-off now: its snoozed polls become available
-// and the Series it missed are planned again at once.
-func (q *Queue) ResumeSite(ctx context.Context, site string) error {
-	if _, ok := q.Registry.Lookup(site); !ok {
-		return fmt.Errorf("%w %q", ErrNoSuchSite, site)
-	}
-	if err := q.Store.ResumeSite(ctx, site); err != nil {
-		return err
-	}
-	ids, err := q.Store.WaitingPolls(ctx, site, 10000)
-	if err != nil {
-		return err
-	}
-	for _, id := range ids {
-		if _, err := q.Client.JobRetry(ctx, id); err != nil {
-			return fmt.Errorf("resume %s: make poll %d available: %w", site, id, err)
-		}
-	}
-	if _, err := q.Client.Insert(ctx, PlanArgs{}, nil); err != nil {
-		return fmt.Errorf("resume %s: plan polls: %w", site, err)
-	}
-	q.log().InfoContext(ctx, "Site resumed by the Owner", "site", site, "polls_woken", len(ids))
-	return nil
-}
 
 // pollNow queues a poll at priority, or makes the Series' queued poll that
 // waits for later available now.

@@ -19,6 +19,8 @@ const (
 	FetchCover     = "fetch_cover"
 	ArchiveSeries  = "archive_series"
 	ArchiveChapter = "archive_chapter"
+	ArchiveFollow  = "archive_follow"
+	ArchiveSweep   = "archive_sweep"
 	NotifyScan     = "notify_scan"
 	NotifySend     = "notify_send"
 	TrackerSync    = "tracker_sync"

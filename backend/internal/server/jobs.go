@@ -59,6 +59,11 @@ type Seams struct {
 	// PollInterval replaces POLL_INTERVAL without the configuration's
 	// one-minute floor.
 	PollInterval time.Duration
+	// SettingsTTL and SettingsNow replace how old the replica's copy of
+	// the Owner's settings may get and the clock that ages it, so a test
+	// can see another replica's change arrive without sleeping.
+	SettingsTTL time.Duration
+	SettingsNow func() time.Time
 }
 
 // jobs is the background half of a replica: the River client with its
@@ -105,10 +110,12 @@ func newJobs(d Deps) (*jobs, error) {
 	}
 
 	workers := river.NewWorkers()
-	if j.client, err = newRiverClient(d, workers, j.working, j.planEvery(), pollTimeout(d.Config, seams)); err != nil {
+	periodic := j.periodicJobs(d.Config)
+	if j.client, err = newRiverClient(d, workers, j.working, periodic, pollTimeout(d.Config, seams), tree.Policy); err != nil {
 		return nil, err
 	}
-	j.queue = &poll.Queue{Client: j.client, Store: d.Store, Registry: d.Registry, HintsPlanned: j.adaptive(), Logger: d.Logger}
+	j.queue = &poll.Queue{Client: j.client, Store: d.Store, Registry: d.Registry, HintsPlanned: j.adaptive(),
+		Policy: tree.Policy, Logger: d.Logger}
 	if j.trackers, err = newTrackers(d, j.client); err != nil {
 		return nil, err
 	}
@@ -173,18 +180,21 @@ func pollTimeout(cfg config.Config, seams *Seams) time.Duration {
 }
 
 // newRiverClient builds the replica's one River client over workers, with
-// the periodic plan and notification scan on a working replica (WORKERS at
-// once on queue "default"), insert-only when WORKERS is 0.
-func newRiverClient(d Deps, workers *river.Workers, working bool, planEvery, pollTimeout time.Duration) (*river.Client[pgx.Tx], error) {
+// the periodic jobs on a working replica (WORKERS at once on queue
+// "default"), insert-only when WORKERS is 0. Every job passes the Owner's
+// pause of all background work first (poll.PauseMiddleware).
+func newRiverClient(d Deps, workers *river.Workers, working bool, periodic []*river.PeriodicJob, pollTimeout time.Duration,
+	policy *fetch.Policy) (*river.Client[pgx.Tx], error) {
 	seams := d.seams()
 	rc := &river.Config{Logger: d.Logger.With("component", "river")}
 	if d.Metrics != nil {
 		rc.Middleware = []rivertype.Middleware{d.Metrics.JobMiddleware()}
 	}
+	rc.Middleware = append(rc.Middleware, &poll.PauseMiddleware{Policy: policy})
 	if working {
 		rc.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: d.Config.Workers}}
 		rc.Workers = workers
-		rc.PeriodicJobs = periodicJobs(planEvery)
+		rc.PeriodicJobs = periodic
 		if seams.RiverPollInterval > 0 {
 			rc.FetchPollInterval = seams.RiverPollInterval
 			rc.FetchCooldown = min(seams.RiverPollInterval, 100*time.Millisecond)
@@ -210,9 +220,14 @@ func newRiverClient(d Deps, workers *river.Workers, working bool, planEvery, pol
 }
 
 // periodicJobs are the replica's periodic jobs, run by the elected leader:
-// the Poll's plan and the notifications' scan.
-func periodicJobs(planEvery time.Duration) []*river.PeriodicJob {
-	return []*river.PeriodicJob{poll.PeriodicPlan(planEvery), notify.PeriodicScan(notify.ScanInterval)}
+// the Poll's plan, the notifications' scan and, with an archive, its sweep
+// (ARCHIVE_SWEEP; 0 turns it off).
+func (j *jobs) periodicJobs(cfg config.Config) []*river.PeriodicJob {
+	out := []*river.PeriodicJob{poll.PeriodicPlan(j.planEvery()), notify.PeriodicScan(notify.ScanInterval)}
+	if cfg.ArchiveDir != "" && cfg.ArchiveSweep > 0 {
+		out = append(out, archive.PeriodicSweep(cfg.ArchiveSweep))
+	}
+	return out
 }
 
 // addWorkers registers every job kind's worker: poll_series, plan_polls,
@@ -225,16 +240,17 @@ func (j *jobs) addWorkers(d Deps, workers *river.Workers, seams *Seams) error {
 		// Archive chapters share the Poll's workers: at most half of them,
 		// so polls always find a worker.
 		j.archive.MaxRunning = max(1, d.Config.Workers/2)
+		j.archive.SweepEvery = d.Config.ArchiveSweep
 		poller.Archive = j.archive
 		if err := j.archive.AddWorkers(workers); err != nil {
 			return err
 		}
 	}
 	river.AddWorker(workers, &poll.PollWorker{Poller: poller, JobTimeout: pollTimeout(d.Config, seams)})
-	plan := &poll.PlanWorker{Scheduler: &poll.Scheduler{Store: d.Store, Interval: j.interval, Logger: d.Logger}}
+	plan := &poll.PlanWorker{Scheduler: &poll.Scheduler{Store: d.Store, Interval: j.interval, Policy: tree.Policy, Logger: d.Logger}}
 	if j.adaptive() {
 		plan.Adaptive = &poll.Adaptive{Store: d.Store, Registry: d.Registry, Planner: schedule.Planner{Interval: j.interval},
-			Budgets: j.budgets, Logger: d.Logger}
+			Budgets: j.budgets, Policy: tree.Policy, Logger: d.Logger}
 	}
 	river.AddWorker(workers, plan)
 	var images cover.BrowserImages
@@ -272,6 +288,7 @@ func buildFetch(cfg config.Config, st *store.Store, reg *latest.Registry, logger
 	}
 	o := fetch.Options{
 		Registry: reg, Paces: paces, States: st, Pacer: pacer,
+		Settings: &fetch.SettingsReader{Source: ownerSettings{st}, TTL: seams.SettingsTTL, Now: seams.SettingsNow},
 		Gate: gate.New(gate.Options{
 			MaxBytes: cfg.CoverMaxBytes, UserAgent: cfg.UserAgent,
 			Resolver: seams.Resolver, Dial: seams.Dial, RootCAs: seams.RootCAs,
@@ -298,7 +315,8 @@ func buildFetch(cfg config.Config, st *store.Store, reg *latest.Registry, logger
 
 // NewSiteFetcher builds the Poll's Site fetcher (plain or browser per Site,
 // pinned, paced through st's database) for a one-off fetch such as
-// `lectern probe URL`. close releases the browser. seams may be nil.
+// `lectern probe URL`. close releases the browser. seams may be nil. The
+// Owner's run-time settings apply to it too: a paused Site is not probed.
 func NewSiteFetcher(cfg config.Config, st *store.Store, reg *latest.Registry, logger *slog.Logger, seams *Seams) (fetch.Fetcher, func() error, error) {
 	if seams == nil {
 		seams = &Seams{}
@@ -328,31 +346,12 @@ func (j *jobs) admin(st *store.Store, log *slog.Logger) func(r chi.Router) {
 	return ad.Routes
 }
 
-// siteControls are the Owner's controls over the queue; resuming a Site also
-// wakes its snoozed archive chapters, which sleep on the same back-off.
-type siteControls struct {
-	*poll.Queue
-	archive *archive.Service
-}
-
-func (c siteControls) ResumeSite(ctx context.Context, site string) error {
-	if err := c.Queue.ResumeSite(ctx, site); err != nil {
-		return err
-	}
-	if c.archive != nil {
-		if _, err := c.archive.WakeSite(ctx, site); err != nil {
-			return fmt.Errorf("wake archive jobs of %s: %w", site, err)
-		}
-	}
-	return nil
-}
-
-func (j *jobs) controls() siteControls { return siteControls{Queue: j.queue, archive: j.archive} }
+func (j *jobs) controls() poll.Controls { return j.queue }
 
 // console is the Poll as the Owner sees it, in the API and the web console.
 func (j *jobs) console(st *store.Store) *poll.Console {
 	return &poll.Console{Store: st, Registry: j.fetch.Policy.Registry, Controls: j.controls(), Policy: j.policy,
-		Interval: j.interval, Paces: j.fetch.Policy.Paces, Budgets: j.budgets}
+		Interval: j.interval, Paces: j.fetch.Policy.Paces, Budgets: j.budgets, Fetch: j.fetch.Policy}
 }
 
 // StartJobs starts working background jobs on this replica (nothing when
@@ -396,4 +395,20 @@ func (s *Server) StopJobs(ctx context.Context) error {
 		errs = append(errs, fmt.Errorf("close browser: %w", err))
 	}
 	return errors.Join(errs...)
+}
+
+// ownerSettings reads the Owner's run-time settings from the store for the
+// fetch policy (fetch ↛ store).
+type ownerSettings struct{ st *store.Store }
+
+func (o ownerSettings) Settings(ctx context.Context) (fetch.Settings, error) {
+	s, err := o.st.OwnerSettings(ctx)
+	if err != nil {
+		return fetch.Settings{}, err
+	}
+	out := fetch.Settings{AllPaused: s.AllPaused, Sites: make(map[string]fetch.SiteSettings, len(s.Sites))}
+	for name, ss := range s.Sites {
+		out.Sites[name] = fetch.SiteSettings{Paused: ss.Paused, Pace: ss.Pace, Budget: ss.Budget}
+	}
+	return out, nil
 }

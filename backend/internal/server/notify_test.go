@@ -61,8 +61,10 @@ func TestNotifyJobsRunOnTheReplicasClient(t *testing.T) {
 		FetchPollInterval: 100 * time.Millisecond,
 	}
 	newNotifier(d).AddWorkers(workers)
-	rc.PeriodicJobs = periodicJobs(time.Hour)
+	rc.PeriodicJobs = (&jobs{interval: time.Hour}).periodicJobs(config.Config{})
 	require.Len(t, rc.PeriodicJobs, 2, "the notifications' scan runs beside the Poll's plan")
+	require.Len(t, (&jobs{interval: time.Hour}).periodicJobs(config.Config{ArchiveDir: t.TempDir(), ArchiveSweep: 24 * time.Hour}), 3,
+		"with an archive, its sweep runs too")
 	client, err := river.NewClient(riverpgxv5.New(st.Pool), rc)
 	require.NoError(t, err)
 	require.NoError(t, client.Start(ctx))

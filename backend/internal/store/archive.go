@@ -385,6 +385,7 @@ func (s *Store) EnsureArchiveChapter(ctx context.Context, key string, in Archive
 				detail = CASE WHEN $5 THEN $8 ELSE detail END,
 				requested_by = CASE WHEN $5 THEN $9 ELSE requested_by END,
 				queued_at = CASE WHEN $5 THEN now() ELSE queued_at END,
+				exhausted_at = CASE WHEN $5 THEN NULL ELSE exhausted_at END,
 				updated_at = now()
 			WHERE id = $1 RETURNING `+archiveChapterCols, c.ID, in.Label, in.Number, in.Position, again, state, problem, truncateDetail(detail), requestedBy))
 		if err != nil {
@@ -574,10 +575,14 @@ func (s *Store) PublishArchiveChapter(ctx context.Context, chapterID int64, page
 }
 
 // FailArchiveChapter ends a queued chapter with a named problem.
-func (s *Store) FailArchiveChapter(ctx context.Context, chapterID int64, problem, detail string) error {
+// exhausted says its attempts ran out (the problem may pass), rather than a
+// problem retrying cannot change: the sweep queues such a chapter again
+// after a day (ExhaustedArchiveChapters).
+func (s *Store) FailArchiveChapter(ctx context.Context, chapterID int64, problem, detail string, exhausted bool) error {
 	tag, err := s.db.Exec(ctx, `
-		UPDATE archive_chapters SET state = 'failed', problem = $2, detail = $3, updated_at = now()
-		WHERE id = $1 AND state = 'queued'`, chapterID, problem, truncateDetail(detail))
+		UPDATE archive_chapters SET state = 'failed', problem = $2, detail = $3, updated_at = now(),
+			exhausted_at = CASE WHEN $4 THEN now() END
+		WHERE id = $1 AND state = 'queued'`, chapterID, problem, truncateDetail(detail), exhausted)
 	if err != nil {
 		return fmt.Errorf("fail chapter %d: %w", chapterID, err)
 	}

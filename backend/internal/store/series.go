@@ -229,6 +229,9 @@ type PollResult struct {
 // PollRecorded says which Series facts a poll changed.
 type PollRecorded struct {
 	LatestChanged, TitleChanged bool
+	// Previous is the Latest Chapter the Series had before this poll (zero
+	// when it had none).
+	Previous LatestChapter
 }
 
 // RecordPoll stores a poll's outcome in one transaction: a changed Latest
@@ -248,6 +251,7 @@ func (s *Store) RecordPoll(ctx context.Context, key string, r PollResult) (PollR
 		if err != nil {
 			return notFound(err)
 		}
+		out.Previous = cur
 		if r.Latest != nil && r.Latest.Label != "" && !r.Latest.same(cur) {
 			out.LatestChanged = true
 			l := r.Latest

@@ -246,21 +246,43 @@ func (s *Store) QueuedPolls(ctx context.Context) (map[string]int, error) {
 	return out, nil
 }
 
-// WaitingPolls returns the ids of a Site's polls waiting for a later time
-// (scheduled, snoozed or retryable), oldest first, at most limit: the jobs
-// to make available when the Owner lifts the Site's back-off.
-func (s *Store) WaitingPolls(ctx context.Context, site string, limit int) ([]int64, error) {
+// siteJobKinds are the job kinds that reach a Site's hosts, each naming its
+// Series in args->>'key' (polls, Covers) or args->>'series' (archive jobs).
+const siteJobKinds = `'` + pollKind + `', '` + riverjob.FetchCover + `', '` + riverjob.ArchiveSeries + `', '` + riverjob.ArchiveChapter + `'`
+
+// WaitingSiteJobs returns the ids of a Site's jobs that reach its hosts
+// (polls, Covers, archive jobs) and wait for a later time (scheduled,
+// snoozed or retryable), oldest first, at most limit: the jobs to make
+// available when the Owner resumes the Site.
+func (s *Store) WaitingSiteJobs(ctx context.Context, site string, limit int) ([]int64, error) {
 	rows, err := s.db.Query(ctx, `
 		SELECT id FROM river_job
-		WHERE kind = $1 AND args->>'key' LIKE $2
+		WHERE kind IN (`+siteJobKinds+`) AND coalesce(args->>'key', args->>'series') LIKE $1
 			AND (`+riverjob.WaitingSQL+` OR state = 'retryable')
-		ORDER BY scheduled_at, id LIMIT $3`, pollKind, likePrefix(site)+":%", limit)
+		ORDER BY scheduled_at, id LIMIT $2`, likePrefix(site)+":%", limit)
 	if err != nil {
-		return nil, fmt.Errorf("waiting polls of %s: %w", site, err)
+		return nil, fmt.Errorf("waiting jobs of %s: %w", site, err)
 	}
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 	if err != nil {
-		return nil, fmt.Errorf("waiting polls of %s: %w", site, err)
+		return nil, fmt.Errorf("waiting jobs of %s: %w", site, err)
+	}
+	return ids, nil
+}
+
+// SnoozedJobs returns the ids of the jobs of any kind that snoozed at least
+// once and wait for a later time, oldest first, at most limit: the jobs to
+// make available when the Owner resumes all background work.
+func (s *Store) SnoozedJobs(ctx context.Context, limit int) ([]int64, error) {
+	rows, err := s.db.Query(ctx, `
+		SELECT id FROM river_job WHERE `+riverjob.WaitingSQL+` AND metadata ? 'snoozes'
+		ORDER BY scheduled_at, id LIMIT $1`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("snoozed jobs: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("snoozed jobs: %w", err)
 	}
 	return ids, nil
 }
@@ -282,6 +304,45 @@ type SiteStatus struct {
 	SiteState
 	// QueuedPolls are the Site's polls queued or running now.
 	QueuedPolls int
+	// RecentPolls are the last polls of the Site's most recently polled
+	// Series (the last poll of each, at most the window asked for),
+	// RecentFailed those of them that failed; LastFailure is the problem of
+	// the newest failed one, at LastFailureAt.
+	RecentPolls, RecentFailed int
+	LastFailure               string
+	LastFailureAt             *time.Time
+}
+
+// recentPolls counts, per Site, the last polls of its window most recently
+// polled Series and the failed ones among them, with the newest failure.
+func (s *Store) recentPolls(ctx context.Context, window int) (map[string]SiteStatus, error) {
+	rows, err := s.db.Query(ctx, `
+		SELECT site, count(*), count(*) FILTER (WHERE poll_failures > 0),
+			coalesce((array_agg(poll_problem ORDER BY last_poll_at DESC) FILTER (WHERE poll_failures > 0))[1], ''),
+			max(last_poll_at) FILTER (WHERE poll_failures > 0)
+		FROM (
+			SELECT site, poll_failures, poll_problem, last_poll_at,
+				row_number() OVER (PARTITION BY site ORDER BY last_poll_at DESC, key) AS n
+			FROM series WHERE last_poll_at IS NOT NULL
+		) recent
+		WHERE n <= $1 GROUP BY site`, window)
+	if err != nil {
+		return nil, fmt.Errorf("recent polls: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]SiteStatus{}
+	for rows.Next() {
+		var site string
+		var st SiteStatus
+		if err := rows.Scan(&site, &st.RecentPolls, &st.RecentFailed, &st.LastFailure, &st.LastFailureAt); err != nil {
+			return nil, fmt.Errorf("recent polls: %w", err)
+		}
+		out[site] = st
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("recent polls: %w", err)
+	}
+	return out, nil
 }
 
 // PollStatus is what the Owner's status page shows: every Site, the most
@@ -294,8 +355,9 @@ type PollStatus struct {
 }
 
 // PollStatusOf gathers the PollStatus for the named Sites (the registry's,
-// in the order given) with at most failing failing Series.
-func (s *Store) PollStatusOf(ctx context.Context, sites []string, failing int) (PollStatus, error) {
+// in the order given) with at most failing failing Series, and the last
+// poll of each Site's window most recently polled Series.
+func (s *Store) PollStatusOf(ctx context.Context, sites []string, failing, window int) (PollStatus, error) {
 	var st PollStatus
 	states, err := s.SiteStates(ctx)
 	if err != nil {
@@ -305,12 +367,18 @@ func (s *Store) PollStatusOf(ctx context.Context, sites []string, failing int) (
 	if err != nil {
 		return st, err
 	}
+	recent, err := s.recentPolls(ctx, window)
+	if err != nil {
+		return st, err
+	}
 	for _, name := range sites {
 		ss, ok := states[name]
 		if !ok {
 			ss = SiteState{Site: name}
 		}
-		st.Sites = append(st.Sites, SiteStatus{SiteState: ss, QueuedPolls: queued[name]})
+		row := recent[name]
+		row.SiteState, row.QueuedPolls = ss, queued[name]
+		st.Sites = append(st.Sites, row)
 	}
 	if st.Failing, err = s.FailingSeriesList(ctx, failing); err != nil {
 		return st, err

@@ -18,6 +18,10 @@ func init() {
 	pages = append(pages, "owner_sites", "owner_failing", "owner_queue")
 	for code, msg := range map[string]string{
 		"site-resumed":  "Site resumed: its waiting polls run now.",
+		"site-paused":   "Site paused: nothing reaches it until you resume it; its work waits.",
+		"site-changed":  "Site settings changed: every replica applies them within a minute.",
+		"all-paused":    "All background work paused: every job waits until you resume.",
+		"all-resumed":   "Background work resumed: the waiting jobs run now.",
 		"poll-queued":   "Poll queued: it runs now.",
 		"cover-queued":  "Cover refetch queued: the Series page is fetched again now.",
 		"job-retried":   "Job queued to run again.",
@@ -32,6 +36,10 @@ func init() {
 func (u *UI) ownerPollRoutes(r chi.Router) {
 	r.Get("/sites", u.ownerSites)
 	r.Post("/sites/{site}/resume", u.siteResume)
+	r.Post("/sites/{site}/pause", u.sitePause)
+	r.Post("/sites/{site}/settings", u.siteSettings)
+	r.Post("/pause", u.pauseAll)
+	r.Post("/resume", u.resumeAll)
 	r.Get("/failing", u.ownerFailing)
 	r.Post("/series/{key}/poll", u.seriesPollNow)
 	r.Post("/series/{key}/cover/refetch", u.seriesRefetchCover)

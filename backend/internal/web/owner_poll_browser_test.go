@@ -96,15 +96,16 @@ func TestBrowserOwnerPollConsole(t *testing.T) {
 	tab.fill("#password", password)
 	require.EqualValues(t, 200, tab.click(`[data-testid="login-form"] button[type="submit"]`))
 
-	// Sites: demonic is paused; Resume lifts it.
+	// Sites: demonic backs off; Resume lifts it.
 	require.EqualValues(t, 200, tab.open("/owner/sites"))
-	require.Contains(t, tab.text(`[data-site="demonic"] [data-testid="site-state"]`), "paused until")
-	require.Contains(t, tab.text(`[data-site="asura"] [data-testid="site-state"]`), "polling")
+	require.Contains(t, tab.text(`[data-site="demonic"] [data-testid="site-state"]`), "backing off until")
+	require.Contains(t, tab.text(`[data-site="asura"] [data-testid="site-state"]`), "healthy")
 	tab.shoot("owner-sites")
 	require.EqualValues(t, 200, tab.click(`[data-site="demonic"] [data-testid="resume"]`))
 	require.Equal(t, "/owner/sites?msg=site-resumed", tab.path())
 	require.Equal(t, "Site resumed: its waiting polls run now.", tab.text(`[data-testid="flash"]`))
-	require.Contains(t, tab.text(`[data-site="demonic"] [data-testid="site-state"]`), "polling")
+	// No longer backing off, but Blue Lock, its one polled Series, fails.
+	require.Contains(t, tab.text(`[data-site="demonic"] [data-testid="site-state"]`), "failing 1 of the last 1 polls failed")
 
 	// Failing: Blue Lock with its problem and body length; poll it now.
 	require.EqualValues(t, 200, tab.click(`nav[aria-label="Owner console"] a[href="/owner/failing"]`))

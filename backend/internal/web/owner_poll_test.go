@@ -89,7 +89,7 @@ func TestOwnerPollPagesAreTheOwners(t *testing.T) {
 	// Sites: the back-off, the budget from the pace, what waits, why.
 	r := oc.Get("/owner/sites")
 	row := r.Doc.Find(`[data-testid="site-row"][data-site="asura"]`)
-	require.Contains(t, strings.Join(strings.Fields(row.Find(`[data-testid="site-state"]`).Text()), " "), "paused until")
+	require.Contains(t, strings.Join(strings.Fields(row.Find(`[data-testid="site-state"]`).Text()), " "), "backing off until")
 	require.Contains(t, row.Find(`[data-testid="site-state"]`).Text(), "2 refusals")
 	require.Equal(t, "challenge: 403 "+evil, row.Find(`[data-testid="site-problem"]`).Text())
 	asura, _ := latest.Default().Lookup("asura")
@@ -272,4 +272,82 @@ func TestSeriesPageShowsThePoll(t *testing.T) {
 	// Just polled under the adaptive policy: the next poll is being planned.
 	b.exec(`UPDATE series SET next_poll_at = NULL, next_poll_reason = '' WHERE key = $1`, soloKey)
 	require.Equal(t, "being planned", text(ac.Get("/series/"+soloKey), `[data-testid="next-poll"]`))
+}
+
+// The Owner console's controls of the Sites: each a CSRF-protected form
+// through the same controls as the API. Pause a Site and all background
+// work and resume them, change a Site's pace and budget; bad values are
+// refused naming the mistake, and the page shows each Site's real state.
+func TestOwnerSiteControlsFromTheConsole(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.Reader("olive", true)
+	oc := b.Browser()
+	oc.SignIn("olive", password)
+	sites := func() apptest.Page {
+		t.Helper()
+		p := oc.Get("/owner/sites")
+		require.Equal(t, http.StatusOK, p.Code, p.Body)
+		return p
+	}
+	state := func(site string) string {
+		t.Helper()
+		return sites().Doc.Find(`[data-testid="site-row"][data-site="`+site+`"]`).AttrOr("data-state", "")
+	}
+	require.Equal(t, "healthy", state("demonic"))
+	p := sites()
+	require.Equal(t, 1, p.Doc.Find(`[data-site="demonic"] [data-testid="pause"]`).Length())
+	require.Zero(t, p.Doc.Find(`[data-site="demonic"] [data-testid="resume"]`).Length(), "nothing to resume")
+	require.Equal(t, 1, p.Doc.Find(`[data-testid="pause-all"]`).Length())
+
+	// Pause: the Site shows as paused by the Owner, with a Resume.
+	r := oc.PostForm("/owner/sites", "/owner/sites/demonic/pause", nil)
+	require.Equal(t, http.StatusSeeOther, r.Code, r.Body)
+	require.Equal(t, "/owner/sites?msg=site-paused", r.Location())
+	require.Equal(t, 1, b.Count(`SELECT count(*) FROM site_settings WHERE site = 'demonic' AND paused`))
+	p = oc.Get(r.Location())
+	require.Contains(t, text(p, `[data-testid="flash"]`), "Site paused")
+	require.Equal(t, "paused", p.Doc.Find(`[data-site="demonic"]`).AttrOr("data-state", ""))
+	require.Contains(t, text(p, `[data-site="demonic"] [data-testid="site-state"]`), "paused by the Owner")
+	require.Equal(t, 1, p.Doc.Find(`[data-site="demonic"] [data-testid="resume"]`).Length())
+	require.Zero(t, p.Doc.Find(`[data-site="demonic"] [data-testid="pause"]`).Length())
+	require.Equal(t, "healthy", state("asura"), "the other Sites go on")
+
+	// Pace and budget: a duration and a number, blank leaves one alone.
+	r = oc.PostForm("/owner/sites", "/owner/sites/asura/settings", url.Values{"pace": {"2.5s"}, "budget": {"90"}})
+	require.Equal(t, http.StatusSeeOther, r.Code, r.Body)
+	require.Equal(t, "/owner/sites?msg=site-changed", r.Location())
+	require.Equal(t, "90/h set by the Owner", text(sites(), `[data-site="asura"] [data-testid="site-budget"]`))
+	require.Equal(t, 1, b.Count(`SELECT count(*) FROM site_settings WHERE site = 'asura' AND pace_ms = 2500 AND budget_per_hour = 90`))
+	r = oc.PostForm("/owner/sites", "/owner/sites/asura/settings", url.Values{"pace": {""}, "budget": {"default"}})
+	require.Equal(t, http.StatusSeeOther, r.Code, r.Body)
+	require.Equal(t, "1440/h pace 2.5s", text(sites(), `[data-site="asura"] [data-testid="site-budget"]`), "the budget follows the Owner's pace")
+	for _, tc := range []struct{ pace, budget, msg string }{
+		{"soon", "", "The pace \"soon\" is not a duration"},
+		{"", "0", "The budget must be from 1 to 3600000 polls per hour, not 0"},
+		{"25h", "", "The pace must be from 0 to 24h0m0s"},
+		{"", "", "Nothing to change"},
+	} {
+		r = oc.PostForm("/owner/sites", "/owner/sites/asura/settings", url.Values{"pace": {tc.pace}, "budget": {tc.budget}})
+		require.Equal(t, http.StatusUnprocessableEntity, r.Code, "%+v: %s", tc, r.Body)
+		require.Contains(t, text(r, `[data-testid="error-message"]`), tc.msg)
+	}
+	require.Equal(t, http.StatusNotFound, oc.PostForm("/owner/sites", "/owner/sites/mangadex/settings", url.Values{"pace": {"1s"}}).Code)
+	require.Equal(t, http.StatusNotFound, oc.PostForm("/owner/sites", "/owner/sites/mangadex/pause", nil).Code)
+
+	// All background work: paused and resumed; demonic's own pause stays.
+	r = oc.PostForm("/owner/sites", "/owner/pause", nil)
+	require.Equal(t, "/owner/sites?msg=all-paused", r.Location())
+	p = sites()
+	require.Equal(t, 1, p.Doc.Find(`[data-testid="resume-all"]`).Length())
+	require.Equal(t, "paused", p.Doc.Find(`[data-site="asura"]`).AttrOr("data-state", ""))
+	require.Contains(t, text(p, `[data-site="asura"] [data-testid="site-state"]`), "all background work is paused")
+	r = oc.PostForm("/owner/sites", "/owner/resume", nil)
+	require.Equal(t, "/owner/sites?msg=all-resumed", r.Location())
+	require.Equal(t, "healthy", state("asura"))
+	require.Equal(t, "paused", state("demonic"))
+
+	r = oc.PostForm("/owner/sites", "/owner/sites/demonic/resume", nil)
+	require.Equal(t, "/owner/sites?msg=site-resumed", r.Location())
+	require.Equal(t, "healthy", state("demonic"))
 }

@@ -1,8 +1,10 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -10,33 +12,49 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/poll"
 )
 
-// The Owner console's Sites: how polling each Site goes (last success, last
-// problem, back-off), its budget and pace, its queued polls, its held
-// Series by the reason of their next poll, and a Resume button.
+// The Owner console's Sites: each Site's real state (paused by the Owner,
+// backing off until when and why, failing with the share of recent polls
+// that failed and the last problem, or healthy), its last success and
+// problem, its budget and pace and where they come from, its queued polls,
+// its held Series by the reason of their next poll; and the Owner's
+// controls: pause and resume a Site or all background work, change a
+// Site's pace and budget. Every control is a POST behind requireOwner and
+// the CSRF check, through the same poll.Controls as the Owner's API.
 
 type siteRow struct {
 	Name, Kind    string
 	Browser       bool
+	State         string
+	OwnerPaused   bool
+	AllPaused     bool
 	Pace          string
+	PaceSource    string
 	Budget        int
-	BudgetSet     bool
+	BudgetSource  string
 	LastSuccess   *when
 	LastProblem   string
 	LastProblemAt *when
-	Paused        bool
+	BackingOff    bool
 	PausedUntil   nextPoll
 	Refusals      int
-	QueuedPolls   int
-	Held          int
-	Reasons       []poll.ReasonCount
-	ResumePath    string
+	// RecentPolls and RecentFailed judge a failing Site; LastFailure is
+	// the newest failed poll's problem.
+	RecentPolls, RecentFailed int
+	LastFailure               string
+	LastFailureAt             *when
+	QueuedPolls               int
+	Held                      int
+	Reasons                   []poll.ReasonCount
+	// The forms' actions.
+	ResumePath, PausePath, SettingsPath string
 }
 
 type ownerSitesPage struct {
 	common
-	Policy   string
-	Interval string
-	Sites    []siteRow
+	Policy    string
+	Interval  string
+	AllPaused bool
+	Sites     []siteRow
 }
 
 func (u *UI) ownerSites(w http.ResponseWriter, r *http.Request) {
@@ -45,17 +63,21 @@ func (u *UI) ownerSites(w http.ResponseWriter, r *http.Request) {
 		u.serverError(w, r, err)
 		return
 	}
-	p := ownerSitesPage{common: u.base(r, "Sites", "owner"), Policy: st.Policy, Interval: shortDuration(u.poll.Interval)}
+	p := ownerSitesPage{common: u.base(r, "Sites", "owner"), Policy: st.Policy, Interval: shortDuration(u.poll.Interval), AllPaused: st.AllPaused}
 	for _, s := range st.Sites {
+		base := "/owner/sites/" + url.PathEscape(s.Site.Name)
 		row := siteRow{
 			Name: s.Site.Name, Kind: string(s.Site.Kind), Browser: s.Site.Browser != nil,
-			Pace: shortDuration(s.Pace), Budget: s.Budget, BudgetSet: s.BudgetSet,
+			State: s.State, OwnerPaused: s.OwnerPaused, AllPaused: s.AllPaused,
+			Pace: shortDuration(s.Pace), PaceSource: s.PaceSource, Budget: s.Budget.PerHour, BudgetSource: s.Budget.Source,
 			LastSuccess: u.when(s.LastSuccessAt), LastProblem: s.LastProblem, LastProblemAt: u.when(s.LastProblemAt),
-			Refusals: s.Refusals, QueuedPolls: s.QueuedPolls, Held: s.Held, Reasons: s.Reasons,
-			ResumePath: "/owner/sites/" + url.PathEscape(s.Site.Name) + "/resume",
+			Refusals: s.Refusals, RecentPolls: s.RecentPolls, RecentFailed: s.RecentFailed,
+			LastFailure: s.LastFailure, LastFailureAt: u.when(s.LastFailureAt),
+			QueuedPolls: s.QueuedPolls, Held: s.Held, Reasons: s.Reasons,
+			ResumePath: base + "/resume", PausePath: base + "/pause", SettingsPath: base + "/settings",
 		}
 		if s.BackingOff {
-			row.Paused = true
+			row.BackingOff = true
 			row.PausedUntil = u.nextPoll(&s.BackingOffUntil, "paused")
 		}
 		p.Sites = append(p.Sites, row)
@@ -63,18 +85,82 @@ func (u *UI) ownerSites(w http.ResponseWriter, r *http.Request) {
 	u.render(w, r, http.StatusOK, "owner_sites", p)
 }
 
-func (u *UI) siteResume(w http.ResponseWriter, r *http.Request) {
+// siteControl runs one of the Owner's controls of a Site from the console.
+func (u *UI) siteControl(w http.ResponseWriter, r *http.Request, what, flash string, do func(*http.Request, string) error) {
 	site := chi.URLParam(r, "site")
-	err := u.poll.Controls.ResumeSite(r.Context(), site)
-	if errs.CodeOf(err) == errs.NotFound {
+	err := do(r, site)
+	switch {
+	case errs.CodeOf(err) == errs.NotFound:
 		u.refuse(w, r, err, "No such Site", "Lectern has no Site called “"+site+"”.")
 		return
-	}
-	if err != nil {
+	case errs.CodeOf(err) == errs.Invalid:
+		u.refuse(w, r, err, "Settings not changed", sentence(strings.TrimPrefix(err.Error(), poll.ErrBadSiteChange.Error()+": ")))
+		return
+	case err != nil:
 		u.serverError(w, r, err)
 		return
 	}
 	me, _ := readerFrom(r)
-	u.log.InfoContext(r.Context(), "Site resumed from the Owner console", "site", site, "by", me.ID)
-	ownerDone(w, r, "/owner/sites", "site-resumed")
+	u.log.InfoContext(r.Context(), "Site "+what+" from the Owner console", "site", site, "by", me.ID)
+	ownerDone(w, r, "/owner/sites", flash)
+}
+
+func (u *UI) siteResume(w http.ResponseWriter, r *http.Request) {
+	u.siteControl(w, r, "resumed", "site-resumed", func(r *http.Request, site string) error {
+		return u.poll.Controls.ResumeSite(r.Context(), site)
+	})
+}
+
+func (u *UI) sitePause(w http.ResponseWriter, r *http.Request) {
+	u.siteControl(w, r, "paused", "site-paused", func(r *http.Request, site string) error {
+		return u.poll.Controls.PauseSite(r.Context(), site)
+	})
+}
+
+// siteSettings changes a Site's pace and budget from the form's two fields:
+// a duration and a number of polls per hour, blank to leave one as it is,
+// "default" to put it back.
+func (u *UI) siteSettings(w http.ResponseWriter, r *http.Request) {
+	u.siteControl(w, r, "settings changed", "site-changed", func(r *http.Request, site string) error {
+		if _, ok := u.poll.Registry.Lookup(site); !ok {
+			return fmt.Errorf("%w %q", poll.ErrNoSuchSite, site)
+		}
+		c, err := poll.ParseSiteChange(r.PostForm.Get("pace"), r.PostForm.Get("budget"))
+		if err != nil {
+			return err
+		}
+		return u.poll.Controls.ChangeSite(r.Context(), site, c)
+	})
+}
+
+func (u *UI) pauseAll(w http.ResponseWriter, r *http.Request) {
+	if err := u.poll.Controls.PauseAll(r.Context()); err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	me, _ := readerFrom(r)
+	u.log.InfoContext(r.Context(), "all background work paused from the Owner console", "by", me.ID)
+	ownerDone(w, r, "/owner/sites", "all-paused")
+}
+
+func (u *UI) resumeAll(w http.ResponseWriter, r *http.Request) {
+	if err := u.poll.Controls.ResumeAll(r.Context()); err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	me, _ := readerFrom(r)
+	u.log.InfoContext(r.Context(), "all background work resumed from the Owner console", "by", me.ID)
+	ownerDone(w, r, "/owner/sites", "all-resumed")
+}
+
+// sentence makes a message start with a capital and end with a full stop.
+func sentence(s string) string {
+	if s == "" {
+		return s
+	}
+	s = strings.ToUpper(s[:1]) + s[1:]
+	if !strings.HasSuffix(s, ".") {
+		s += "."
+	}
+	return s
 }

@@ -1,0 +1,2 @@
+DROP TABLE background_pause;
+DROP TABLE site_settings;
