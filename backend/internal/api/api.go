@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/go-chi/chi/v5"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/face"
@@ -36,12 +37,18 @@ type API struct {
 	// each feature's endpoints live beside its code.
 	ReaderRoutes []func(r chi.Router)
 	AdminRoutes  []func(r chi.Router)
+	// ListCache keeps encoded Bookmark lists (LIST_CACHE_BYTES); nil
+	// encodes every full body afresh.
+	ListCache *ListCache
+
+	listFlight singleflight.Group
 }
 
 // Routes returns the /api router.
 func (a *API) Routes() http.Handler {
 	r := chi.NewRouter()
 	r.Use(a.headers)
+	r.Use(face.Compress)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		face.WriteError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
 	})

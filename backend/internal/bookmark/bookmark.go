@@ -257,6 +257,19 @@ func (l *Service) List(ctx context.Context, readerID int64, kind string) ([]Book
 	return out, nil
 }
 
+// ListAt is List with the list version it shows, read in one snapshot.
+func (l *Service) ListAt(ctx context.Context, readerID int64, kind string) (int64, []Bookmark, error) {
+	version, rows, err := l.Store.ListBookmarksAt(ctx, readerID, kind)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := make([]Bookmark, len(rows))
+	for i, r := range rows {
+		out[i] = l.Wire(r)
+	}
+	return version, out, nil
+}
+
 func (l *Service) log() *slog.Logger {
 	if l.Logger != nil {
 		return l.Logger

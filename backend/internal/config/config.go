@@ -60,6 +60,7 @@ type Config struct {
 	FetchConnectTimeout time.Duration `envconfig:"FETCH_CONNECT_TIMEOUT" default:"10s" desc:"longest TCP and TLS set-up of a Site page fetch"`
 	FetchHeaderTimeout  time.Duration `envconfig:"FETCH_HEADER_TIMEOUT" default:"15s" desc:"longest wait for a Site page's response headers"`
 	CoverMaxBytes       int64         `envconfig:"COVER_MAX_BYTES" default:"2097152" desc:"largest Cover or archived page image accepted, in bytes"`
+	ListCacheBytes      int64         `envconfig:"LIST_CACHE_BYTES" default:"67108864" desc:"memory for encoded Bookmark lists kept between panel refreshes, in bytes (64 MiB); each list is kept per Reader, Library, list version and coding until it changes; 0 keeps none"`
 	Workers             int           `envconfig:"WORKERS" default:"4" desc:"background jobs run at once by this replica; 0 runs none (a replica that only serves HTTP)"`
 	ArchiveSweep        time.Duration `envconfig:"ARCHIVE_SWEEP" default:"24h" desc:"how often the archive's sweep queues again the chapters of Series kept archiving that were missed, ran out of attempts a day before, or lost their files; 0 turns it off"`
 
@@ -160,6 +161,9 @@ func (c *Config) check() []string {
 		if d < 0 {
 			p = append(p, fmt.Sprintf("%s must not be negative: %s", name, d))
 		}
+	}
+	if c.ListCacheBytes < 0 {
+		p = append(p, "LIST_CACHE_BYTES must not be negative")
 	}
 	if c.FetchMaxBytes < 0 || c.CoverMaxBytes < 0 {
 		p = append(p, "FETCH_MAX_BYTES and COVER_MAX_BYTES must not be negative")

@@ -1,18 +1,37 @@
 package face
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 )
 
+// JSONType is the Content-Type of every JSON answer.
+const JSONType = "application/json; charset=utf-8"
+
 // WriteJSON writes v as the response body.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Type", JSONType)
 	w.WriteHeader(status)
+	_ = newEncoder(w).Encode(v)
+}
+
+// JSONBody is v as WriteJSON writes it, for a body that is kept and sent
+// again.
+func JSONBody(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := newEncoder(&buf).Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func newEncoder(w io.Writer) *json.Encoder {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false) // JSON with nosniff is never rendered as HTML; keep messages readable
-	_ = enc.Encode(v)
+	return enc
 }
 
 // ErrorBody is every JSON error: {"error": "..."}.

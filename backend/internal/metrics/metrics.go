@@ -242,3 +242,31 @@ func (m *Metrics) siteLabel(site string) string {
 	}
 	return LabelOther
 }
+
+// ListCache reports a replica's cache of encoded Bookmark lists, read at
+// scrape time from stats: its bytes and the cap, its entries, its hits and
+// misses. A Metrics shared by two servers (tests) reports the first.
+func (m *Metrics) ListCache(stats func() (bytes, maxBytes int64, entries int, hits, misses uint64)) {
+	read := func(pick func(b, mb int64, e int, h, mi uint64) float64) func() float64 {
+		return func() float64 { return pick(stats()) }
+	}
+	for _, c := range []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "lectern_list_cache_bytes",
+			Help: "Bytes of encoded Bookmark lists this replica keeps (LIST_CACHE_BYTES caps them)."},
+			read(func(b, _ int64, _ int, _, _ uint64) float64 { return float64(b) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "lectern_list_cache_max_bytes",
+			Help: "LIST_CACHE_BYTES: the cap of lectern_list_cache_bytes."},
+			read(func(_, mb int64, _ int, _, _ uint64) float64 { return float64(mb) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "lectern_list_cache_entries",
+			Help: "Encoded Bookmark lists kept, one per Reader, Library, list version and coding."},
+			read(func(_, _ int64, e int, _, _ uint64) float64 { return float64(e) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "lectern_list_cache_hits_total",
+			Help: "Full Bookmark list bodies served from the cache."},
+			read(func(_, _ int64, _ int, h, _ uint64) float64 { return float64(h) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "lectern_list_cache_misses_total",
+			Help: "Full Bookmark list bodies read from Postgres and encoded."},
+			read(func(_, _ int64, _ int, _, mi uint64) float64 { return float64(mi) })),
+	} {
+		_ = m.registry.Register(c) // AlreadyRegistered: a second server on one Metrics
+	}
+}

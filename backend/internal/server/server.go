@@ -94,7 +94,9 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 		Logger:   d.Logger,
 	}
 	a := &api.API{Store: d.Store, Library: s.library, Logger: d.Logger, Version: d.Version,
-		AdminRoutes: []func(chi.Router){j.admin(d.Store, d.Logger)}}
+		AdminRoutes: []func(chi.Router){j.admin(d.Store, d.Logger)},
+		ListCache:   api.NewListCache(d.Config.ListCacheBytes)}
+	s.metrics.ListCache(a.ListCache.Stats)
 	a.ReaderRoutes = append(a.ReaderRoutes, a.ExportRoutes, a.ImportRoutes)
 	if j.archive != nil {
 		addArchiveRoutes(a, j.archive, d.Logger)

@@ -75,22 +75,34 @@ func (s *Store) ListBookmarks(ctx context.Context, readerID int64, kind string) 
 	return out, nil
 }
 
-// BookmarksVersion summarises what ListBookmarks would return: how many, and
-// when the newest change to any of them or their Series' facts happened. Any
-// write a client could see changes one of the two, so it is a cheap ETag.
-func (s *Store) BookmarksVersion(ctx context.Context, readerID int64, kind string) (count int, newest time.Time, err error) {
-	var newestPtr *time.Time
-	err = s.db.QueryRow(ctx, `
-		SELECT count(*), max(greatest(b.updated_at, s.updated_at))
-		FROM bookmarks b JOIN series s ON s.key = b.series_key
-		WHERE b.reader_id = $1 AND ($2 = '' OR s.kind = $2)`, readerID, kind).Scan(&count, &newestPtr)
+// ListVersion returns a Reader's list version: it changes whenever anything
+// ListBookmarks would return for them changes, of either Library
+// (migrations/0110_list_versions.up.sql keeps it).
+func (s *Store) ListVersion(ctx context.Context, readerID int64) (int64, error) {
+	var v int64
+	err := s.db.QueryRow(ctx, `SELECT version FROM reader_lists WHERE reader_id = $1`, readerID).Scan(&v)
 	if err != nil {
-		return 0, time.Time{}, fmt.Errorf("bookmarks version: %w", err)
+		return 0, fmt.Errorf("list version of reader %d: %w", readerID, notFound(err))
 	}
-	if newestPtr != nil {
-		newest = *newestPtr
+	return v, nil
+}
+
+// ListBookmarksAt is ListBookmarks with the list version it shows, both read
+// in one snapshot, so a body is never cached under a version it is not.
+func (s *Store) ListBookmarksAt(ctx context.Context, readerID int64, kind string) (version int64, list []Bookmark, err error) {
+	tx, err := s.Pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return 0, nil, fmt.Errorf("list bookmarks: begin: %w", err)
 	}
-	return count, newest, nil
+	defer tx.Rollback(context.Background()) //nolint:errcheck // read-only; nothing to keep
+	in := &Store{Pool: s.Pool, db: tx, tx: tx}
+	if version, err = in.ListVersion(ctx, readerID); err != nil {
+		return 0, nil, err
+	}
+	if list, err = in.ListBookmarks(ctx, readerID, kind); err != nil {
+		return 0, nil, err
+	}
+	return version, list, nil
 }
 
 // GetBookmark returns one of a Reader's Bookmarks.

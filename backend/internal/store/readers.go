@@ -17,6 +17,10 @@ type Reader struct {
 	PasswordHash string
 	IsOwner      bool
 	CreatedAt    time.Time
+	// ListVersion is the Reader's list version (reader_lists), read with
+	// the token by ReaderByToken only, so a panel refresh that changed
+	// nothing costs that one read; zero elsewhere.
+	ListVersion int64
 }
 
 // ErrLastOwner refuses a change that would leave the deployment without an Owner.

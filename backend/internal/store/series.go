@@ -252,24 +252,35 @@ func (s *Store) RecordPoll(ctx context.Context, key string, r PollResult) (PollR
 			return notFound(err)
 		}
 		out.Previous = cur
-		if r.Latest != nil && r.Latest.Label != "" && !r.Latest.same(cur) {
-			out.LatestChanged = true
-			l := r.Latest
-			if _, err := tx.db.Exec(ctx, `
-				UPDATE series SET latest_label = $2, latest_number = $3, latest_url = $4, latest_locked = $5,
-					latest_at = now(), updated_at = now()
-				WHERE key = $1`, key, l.Label, l.Number, l.URL, l.Locked); err != nil {
-				return err
-			}
+		l := r.Latest
+		out.LatestChanged = l != nil && l.Label != "" && !l.same(cur)
+		out.TitleChanged = r.Title != "" && r.Title != title
+		if out.LatestChanged {
 			if _, err := tx.db.Exec(ctx, `
 				INSERT INTO latest_chapter_history (series_key, label, number, url, locked, prev_poll_at)
 				VALUES ($1, $2, $3, $4, $5, $6)`, key, l.Label, l.Number, l.URL, l.Locked, lastSuccess); err != nil {
 				return err
 			}
 		}
-		if r.Title != "" && r.Title != title {
-			out.TitleChanged = true
-			if _, err := tx.db.Exec(ctx, `UPDATE series SET title = $2, updated_at = now() WHERE key = $1`, key, r.Title); err != nil {
+		if out.LatestChanged || out.TitleChanged {
+			// One statement for every fact, so the transaction moves its
+			// Readers' list versions once (the lock order of
+			// docs/adr/0017-list-versions-and-lock-order.md).
+			var nl LatestChapter
+			if out.LatestChanged {
+				nl = *l
+			}
+			if _, err := tx.db.Exec(ctx, `
+				UPDATE series SET
+					latest_label = CASE WHEN $2 THEN $3 ELSE latest_label END,
+					latest_number = CASE WHEN $2 THEN $4 ELSE latest_number END,
+					latest_url = CASE WHEN $2 THEN $5 ELSE latest_url END,
+					latest_locked = CASE WHEN $2 THEN $6 ELSE latest_locked END,
+					latest_at = CASE WHEN $2 THEN now() ELSE latest_at END,
+					title = CASE WHEN $7 THEN $8 ELSE title END,
+					updated_at = now()
+				WHERE key = $1`, key, out.LatestChanged, nl.Label, nl.Number, nl.URL, nl.Locked,
+				out.TitleChanged, r.Title); err != nil {
 				return err
 			}
 		}

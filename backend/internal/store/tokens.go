@@ -43,10 +43,12 @@ func (s *Store) ReaderByToken(ctx context.Context, hash []byte) (Reader, error) 
 	var tokenID int64
 	var lastUsed *time.Time
 	err := s.db.QueryRow(ctx, `
-		SELECT r.id, r.name, r.password_hash, r.is_owner, r.created_at, t.id, t.last_used_at
+		SELECT r.id, r.name, r.password_hash, r.is_owner, r.created_at, t.id, t.last_used_at,
+		       coalesce(l.version, 0)
 		FROM api_tokens t JOIN readers r ON r.id = t.reader_id
+		LEFT JOIN reader_lists l ON l.reader_id = r.id
 		WHERE t.token_hash = $1 AND t.revoked_at IS NULL`, hash).
-		Scan(&r.ID, &r.Name, &r.PasswordHash, &r.IsOwner, &r.CreatedAt, &tokenID, &lastUsed)
+		Scan(&r.ID, &r.Name, &r.PasswordHash, &r.IsOwner, &r.CreatedAt, &tokenID, &lastUsed, &r.ListVersion)
 	if err != nil {
 		return Reader{}, notFound(err)
 	}
