@@ -155,7 +155,8 @@ func startLectern(ctx context.Context, dbURL, dataDir string) (base string, st *
 	}
 	base = "http://" + ln.Addr().String()
 	cfg := config.Config{DatabaseURL: dbURL, PublicBaseURL: base, DataDir: dataDir,
-		CoverDir: filepath.Join(dataDir, "covers"), ArchiveDir: filepath.Join(dataDir, "archive")}
+		CoverDir: filepath.Join(dataDir, "covers"), ArchiveDir: filepath.Join(dataDir, "archive"),
+		ListCacheBytes: config.DefaultListCacheBytes}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv, err := server.New(ctx, server.Deps{Config: cfg, Store: st, Logger: logger, Version: "bench"})
 	if err != nil {

@@ -126,7 +126,7 @@ func New(tb testing.TB, o ...Options) *App {
 		base = ts.URL
 	}
 	a.Config = config.Config{PublicBaseURL: base, DataDir: tb.TempDir(), Workers: opts.Workers,
-		PollInterval: time.Hour, UserAgent: "LecternTest/1"}
+		PollInterval: time.Hour, UserAgent: "LecternTest/1", ListCacheBytes: config.DefaultListCacheBytes}
 	if opts.Config != nil {
 		opts.Config(&a.Config)
 	}

@@ -84,6 +84,10 @@ type Config struct {
 	LogLevel  string `envconfig:"LOG_LEVEL" default:"info" desc:"debug, info, warn or error"`
 }
 
+// DefaultListCacheBytes is LIST_CACHE_BYTES' default (64 MiB), for the
+// callers that build a Config without the environment (tests, the bench).
+const DefaultListCacheBytes = 64 << 20
+
 // Lookup reads one variable; os.LookupEnv in production, a map in tests.
 type Lookup func(string) (string, bool)
 

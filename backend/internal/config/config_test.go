@@ -109,3 +109,9 @@ func TestPrintListsEveryVariable(t *testing.T) {
 	Markdown(&buf)
 	require.Equal(t, len(Names())+2, strings.Count(buf.String(), "\n"))
 }
+
+func TestDefaultListCacheBytesIsTheTagsDefault(t *testing.T) {
+	c, err := Load(func(string) (string, bool) { return "", false }, "")
+	require.NoError(t, err)
+	require.EqualValues(t, DefaultListCacheBytes, c.ListCacheBytes)
+}

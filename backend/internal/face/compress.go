@@ -81,7 +81,7 @@ func ETagFor(tag string, enc Encoding) string {
 // zstdEncoder compresses whole bodies; EncodeAll may be called
 // concurrently on one encoder.
 var zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
-	e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBetterCompression), zstd.WithEncoderConcurrency(1))
+	e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
 	if err != nil {
 		panic(fmt.Sprintf("zstd encoder: %v", err)) // only for invalid options, which are fixed above
 	}
