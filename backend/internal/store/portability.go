@@ -102,7 +102,8 @@ func (s *Store) ImportBookmarks(ctx context.Context, readerID int64, rows []Impo
 
 	created, err := s.db.Query(ctx, `
 		INSERT INTO series (key, site, kind, series_url)
-		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])
+		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS x(k, s, kd, u)
+		ORDER BY x.k
 		ON CONFLICT (key) DO NOTHING
 		RETURNING key`, keys, sites, kinds, urls)
 	if err != nil {
@@ -121,6 +122,7 @@ func (s *Store) ImportBookmarks(ctx context.Context, readerID int64, rows []Impo
 		       coalesce(x.ca, now())
 		FROM unnest($2::text[], $3::text[], $4::text[], $5::float8[], $6::text[], $7::bool[], $8::timestamptz[], $9::timestamptz[])
 		     AS x(k, h, c, n, u, p, pa, ca)
+		ORDER BY x.k -- Series rows (their Reader counts) locked in key order: docs/adr/0017
 		ON CONFLICT (reader_id, series_key) DO UPDATE SET
 			title_hint = CASE WHEN EXCLUDED.title_hint <> '' THEN EXCLUDED.title_hint ELSE bookmarks.title_hint END,
 			chapter = EXCLUDED.chapter, chapter_number = EXCLUDED.chapter_number,
