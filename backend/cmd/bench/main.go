@@ -4,6 +4,7 @@
 // in-process on loopback, and Go's http.FileServer as the reference.
 //
 //	bench [-d 10s] [-c 32] bookmarks
+//	bench [-d 10s] [-c 32] scale
 //	bench archive
 //	bench [-n 1000] polls
 //	bench [-n 200] gate
@@ -77,8 +78,10 @@ func main() {
 		err = benchGate(ctx, env, cmp.Or(*count, 200))
 	case "mixed":
 		err = benchMixed(ctx, env, *clients, *dur)
+	case "scale":
+		err = benchScale(ctx, env, *clients, *dur)
 	default:
-		err = fmt.Errorf("unknown scenario %q (bookmarks, mixed, archive, polls, gate)", what)
+		err = fmt.Errorf("unknown scenario %q (bookmarks, mixed, scale, archive, polls, gate)", what)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
