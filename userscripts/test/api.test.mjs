@@ -1,6 +1,7 @@
 // The API client against a real loopback server, through a GM_xmlhttpRequest
 // shim over fetch (what the end-to-end harness will also use).
 
+import { gzipSync } from 'node:zlib';
 import test from 'node:test';
 import assert from 'node:assert/strict';
 
@@ -246,4 +247,17 @@ test('keyPath keeps ":" and encodes what would change the path', () => {
   assert.equal(keyPath('asura:solo-leveling'), 'asura:solo-leveling');
   assert.equal(keyPath('demonic:Tom%27s-Tale'), 'demonic:Tom%2527s-Tale');
   assert.equal(keyPath('x:a/../b?c#d'), 'x:a%2F..%2Fb%3Fc%23d');
+});
+
+test('requests accept compressed bodies, which the manager decodes', async (t) => {
+  const { srv, client } = await setup(t, (r) => ({
+    raw: gzipSync(JSON.stringify([bookmark()])),
+    headers: { 'content-encoding': 'gzip', etag: '"v1-gzip"', vary: 'Accept-Encoding' },
+  }));
+  const { bookmarks } = await client.listBookmarks('manga');
+  assert.equal(bookmarks.length, 1);
+  assert.equal(bookmarks[0].key, bookmark().key);
+  assert.match(srv.seen[0].headers['accept-encoding'], /gzip/);
+  assert.match(srv.seen[0].headers['accept-encoding'], /zstd/);
+  assert.ok(srv.seen[0].sentBytes < JSON.stringify([bookmark()]).length, 'the body went compressed');
 });

@@ -57,9 +57,11 @@ export async function apiServer(handler) {
       seen.push(rec);
       const a = (await handler(rec)) || { status: 404, body: { error: 'no route' } };
       if (a.hang) return;
-      const text = a.body === undefined ? '' : typeof a.body === 'string' ? a.body : JSON.stringify(a.body);
+      // a.raw is a Buffer sent as it is (a compressed body with its
+      // content-encoding in a.headers).
+      const text = a.raw ?? (a.body === undefined ? '' : typeof a.body === 'string' ? a.body : JSON.stringify(a.body));
       const headers = { ...(a.headers || {}) };
-      if (text !== '' && !headers['content-type']) headers['content-type'] = 'application/json';
+      if (text.length !== 0 && !headers['content-type']) headers['content-type'] = 'application/json';
       rec.sentBytes = Buffer.byteLength(text);
       res.writeHead(a.status || 200, headers);
       res.end(text);

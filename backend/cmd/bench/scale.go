@@ -278,9 +278,9 @@ func seedScale(ctx context.Context, st *store.Store) error {
 			FROM (
 				SELECT reader_id, want, s, row_number() OVER (PARTITION BY reader_id ORDER BY random()) AS rn FROM (
 					SELECT DISTINCT reader_id, want, s FROM (
-						SELECT w.id AS reader_id, w.want, least($2, floor(exp(random() * ln($2)))::int) AS s
-						FROM (SELECT id, CASE WHEN id = (SELECT min(id) FROM readers) THEN $1
-						                      ELSE 1 + ((id * 7919 + 13) % $3) END AS want FROM readers) w
+						SELECT w.id AS reader_id, w.want, least($2::int, floor(exp(random() * ln($2::int::float8)))::int) AS s
+						FROM (SELECT id, CASE WHEN id = (SELECT min(id) FROM readers) THEN $1::int
+						                      ELSE 1 + ((id * 7919 + 13) % $3::int) END AS want FROM readers) w
 						CROSS JOIN LATERAL generate_series(1, w.want * 3) g
 					) c
 				) dd
