@@ -108,12 +108,16 @@ func benchMixed(ctx context.Context, e *env, clients int, d time.Duration) error
 	}
 	base := "http://" + addr
 	cmd := exec.CommandContext(ctx, bin, "serve")
-	cmd.Env = append(os.Environ(), "DATABASE_URL="+db, "PUBLIC_BASE_URL="+base, "DATA_DIR="+dataDir,
-		"LISTEN_ADDR="+addr, "WORKERS=0", "LOG_LEVEL=warn", "LOG_FORMAT=text")
-	if p := os.Getenv("BENCH_PPROF_ADDR"); p != "" {
-		// go tool pprof http://$BENCH_PPROF_ADDR/debug/pprof/profile while it runs
-		cmd.Env = append(cmd.Env, "METRICS_ADDR="+p)
+	// The metrics listener reports the list cache (and serves
+	// /debug/pprof: go tool pprof http://$BENCH_PPROF_ADDR/debug/pprof/profile).
+	metricsAddr := os.Getenv("BENCH_PPROF_ADDR")
+	if metricsAddr == "" {
+		if metricsAddr, err = freeAddr(); err != nil {
+			return err
+		}
 	}
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+db, "PUBLIC_BASE_URL="+base, "DATA_DIR="+dataDir,
+		"LISTEN_ADDR="+addr, "WORKERS=0", "LOG_LEVEL=warn", "LOG_FORMAT=text", "METRICS_ADDR="+metricsAddr)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		return err
@@ -122,6 +126,17 @@ func benchMixed(ctx context.Context, e *env, clients int, d time.Duration) error
 	if err := waitReady(base); err != nil {
 		return err
 	}
+	// Fill the list cache before the mix: every Reader's list in every
+	// coding is more than LIST_CACHE_BYTES' default, so the peak RSS below is
+	// that of a replica with its cache full.
+	for _, r := range readers {
+		for _, ae := range []string{"identity", "gzip", acceptEncoding} {
+			if _, err := panelBody(base, r, ae); err != nil {
+				return err
+			}
+		}
+	}
+	warm := cacheStats("http://" + metricsAddr)
 
 	stats := make([]*opStats, len(mixedOps))
 	for i := range stats {
@@ -173,10 +188,11 @@ func benchMixed(ctx context.Context, e *env, clients int, d time.Duration) error
 	wg.Wait()
 	elapsed := time.Since(start)
 	peak := childPeakRSS(cmd.Process.Pid)
+	after := cacheStats("http://" + metricsAddr)
 
-	// References in the same run: a static file the size of a full panel
-	// body served by http.FileServer, and a bare SELECT 1 round trip.
-	fullBody, err := panelBody(base, readers[0])
+	// References in the same run: a full panel body as Lectern sends it
+	// (compressed) served by http.FileServer, and a bare SELECT 1 round trip.
+	fullBody, err := panelBody(base, readers[0], acceptEncoding)
 	if err != nil {
 		return err
 	}
@@ -194,8 +210,12 @@ func benchMixed(ctx context.Context, e *env, clients int, d time.Duration) error
 	}
 	defer stopRef()
 	refD := min(d, 10*time.Second)
-	static := loadgen.Run(ctx, "http.FileServer, same-size file", clients, refD, 200, func(int, int) (*http.Request, error) {
-		return http.NewRequest("GET", ref+"/panel.json", nil)
+	static := loadgen.Run(ctx, "http.FileServer, same bytes", clients, refD, 200, func(int, int) (*http.Request, error) {
+		req, err := http.NewRequest("GET", ref+"/panel.json", nil)
+		if err == nil {
+			req.Header.Set("Accept-Encoding", acceptEncoding)
+		}
+		return req, err
 	})
 	sel, err := selectOne(ctx, db, clients, refD)
 	if err != nil {
@@ -217,10 +237,11 @@ func benchMixed(ctx context.Context, e *env, clients int, d time.Duration) error
 	fmt.Printf("\npanel refreshes answered 304: %.0f%%; mean panel response %.1f KB\n",
 		100*float64(stats[0].n304)/float64(max(len(stats[0].lat), 1)), float64(stats[0].bytes)/float64(max(len(stats[0].lat), 1))/1024)
 	fmt.Printf("\nerrors: %d   peak RSS of lectern serve: %.1f MiB\n", errorsTotal, float64(peak)/(1<<20))
+	fmt.Printf("list cache: %s after the warm-up, %s at the end\n", warm, after)
 	fmt.Printf("\nreferences (same run, %s each):\n", refD)
 	fmt.Println(static)
 	fmt.Println(sel)
-	fmt.Printf("full panel body: %d bytes (the static file is the same size)\n", len(fullBody))
+	fmt.Printf("full panel body: %d bytes as sent with Accept-Encoding: %s (the static file is those bytes)\n", len(fullBody), acceptEncoding)
 	if errorsTotal > 0 {
 		return fmt.Errorf("%d requests failed", errorsTotal)
 	}
@@ -238,6 +259,7 @@ func mixedRequest(i int, base string, r mixedReader, rng *rand.Rand, covers []st
 	case 0:
 		req, _ := http.NewRequest("GET", base+"/api/bookmarks?kind=manga", nil)
 		req.Header.Set("Authorization", "Bearer "+r.token)
+		req.Header.Set("Accept-Encoding", acceptEncoding)
 		if et := etags[r.id]; et != "" {
 			req.Header.Set("If-None-Match", et)
 		}
@@ -383,9 +405,10 @@ func waitReady(base string) error {
 	return fmt.Errorf("lectern at %s never became ready", base)
 }
 
-func panelBody(base string, r mixedReader) ([]byte, error) {
+func panelBody(base string, r mixedReader, acceptEncoding string) ([]byte, error) {
 	req, _ := http.NewRequest("GET", base+"/api/bookmarks?kind=manga", nil)
 	req.Header.Set("Authorization", "Bearer "+r.token)
+	req.Header.Set("Accept-Encoding", acceptEncoding)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, err
@@ -452,4 +475,22 @@ func pct(sorted []time.Duration, p int) time.Duration {
 		return 0
 	}
 	return sorted[min(len(sorted)-1, len(sorted)*p/100)]
+}
+
+// cacheStats reads the list cache's gauges from a replica's metrics.
+func cacheStats(metricsBase string) string {
+	resp, err := http.Get(metricsBase + "/metrics")
+	if err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	v := map[string]float64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && strings.HasPrefix(f[0], "lectern_list_cache_") {
+			v[f[0]], _ = strconv.ParseFloat(f[1], 64)
+		}
+	}
+	return fmt.Sprintf("%.1f of %.0f MiB, %.0f lists (hits %.0f, misses %.0f)", v["lectern_list_cache_bytes"]/(1<<20),
+		v["lectern_list_cache_max_bytes"]/(1<<20), v["lectern_list_cache_entries"], v["lectern_list_cache_hits_total"], v["lectern_list_cache_misses_total"])
 }
