@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -37,10 +39,13 @@ const (
 // next to the panel refresh of one Reader with 1,000 Bookmarks alone in a
 // database, measured in the same run.
 func benchScale(ctx context.Context, e *env, clients int, d time.Duration) error {
-	alone304, aloneFull, err := scaleReference(ctx, e, clients, d)
+	// The reference runs all along, so its loads interleave with the
+	// fixture's and share whatever else the machine is doing.
+	alone, err := scaleReference(ctx, e)
 	if err != nil {
 		return fmt.Errorf("reference: %w", err)
 	}
+	defer alone.stop()
 
 	db, err := e.database(ctx)
 	if err != nil {
@@ -80,19 +85,36 @@ func benchScale(ctx context.Context, e *env, clients int, d time.Duration) error
 
 	var results []loadgen.Result
 	var p99s [2][2]time.Duration // [heavy, median][304, full]
-	for i, r := range []scaleReader{heavy, median} {
-		etag, size, err := firstList(base, r.token)
-		if err != nil {
-			return err
-		}
-		auth := "Bearer " + r.token
-		nm := loadgen.Run(ctx, fmt.Sprintf("304, Reader with %d", r.bookmarks), clients, d, 304,
-			get(base+"/api/bookmarks", "Authorization", auth, "Accept-Encoding", acceptEncoding, "If-None-Match", etag))
-		full := loadgen.Run(ctx, fmt.Sprintf("full (%d B), Reader with %d", size, r.bookmarks), clients, d, 200,
-			get(base+"/api/bookmarks", "Authorization", auth, "Accept-Encoding", acceptEncoding))
-		results = append(results, nm, full)
-		p99s[i] = [2]time.Duration{nm.P99, full.P99}
+	var aloneRes [2]loadgen.Result
+	type target struct {
+		name, base, token string
 	}
+	targets := []target{{"alone with 1000", alone.base, alone.token},
+		{fmt.Sprintf("Reader with %d", heavy.bookmarks), base, heavy.token},
+		{fmt.Sprintf("median Reader, %d", median.bookmarks), base, median.token}}
+	for kind, want := range []int{304, 200} {
+		for i, tg := range targets {
+			etag, size, err := firstList(tg.base, tg.token)
+			if err != nil {
+				return err
+			}
+			hdr := []string{"Authorization", "Bearer " + tg.token, "Accept-Encoding", acceptEncoding}
+			name := "304, " + tg.name
+			if want == 304 {
+				hdr = append(hdr, "If-None-Match", etag)
+			} else {
+				name = fmt.Sprintf("full (%d B), %s", size, tg.name)
+			}
+			r := loadgen.Run(ctx, name, clients, d, want, get(tg.base+"/api/bookmarks", hdr...))
+			if i == 0 {
+				aloneRes[kind] = r
+			} else {
+				p99s[i-1][kind] = r.P99
+			}
+			results = append(results, r)
+		}
+	}
+	alone304, aloneFull := aloneRes[0], aloneRes[1]
 	put := loadgen.Run(ctx, fmt.Sprintf("PUT Progress, Reader with %d", putter.bookmarks), clients, d, 200, func(_, i int) (*http.Request, error) {
 		key := putter.asura[i%len(putter.asura)]
 		slug := strings.TrimPrefix(key, "asura:")
@@ -115,7 +137,7 @@ func benchScale(ctx context.Context, e *env, clients int, d time.Duration) error
 	})
 	results = append(results, put, library)
 
-	tick, queued, err := plannerTick(ctx, st)
+	ticks, err := plannerTicks(ctx, st)
 	if err != nil {
 		return fmt.Errorf("planner tick: %w", err)
 	}
@@ -129,12 +151,13 @@ func benchScale(ctx context.Context, e *env, clients int, d time.Duration) error
 	}
 
 	fmt.Printf("at the scale fixture, Accept-Encoding: %s, %d keep-alive clients, %s each\n\n", acceptEncoding, clients, d)
-	fmt.Println(alone304)
-	fmt.Println(aloneFull)
 	for _, r := range results {
 		fmt.Println(r)
 	}
-	fmt.Printf("\nadaptive planner tick, every Site (%s): %s, %d polls queued\n", facts.sites, tick.Round(time.Millisecond), queued)
+	fmt.Println()
+	for _, t := range ticks {
+		fmt.Println(t)
+	}
 	fmt.Printf("lectern serve start-up (exec to /readyz 200, WORKERS=0): %s\n", startup.Round(time.Millisecond))
 	fmt.Printf("database size: %.0f MiB\n", float64(dbSize)/(1<<20))
 	fmt.Printf("seeding: %s\n\n", seeded.Round(time.Second))
@@ -156,37 +179,32 @@ func get(u string, hdr ...string) loadgen.Request {
 	}
 }
 
-// scaleReference is `bench bookmarks`' Lectern half: one Reader with 1,000
-// Bookmarks alone in a fresh database.
-func scaleReference(ctx context.Context, e *env, clients int, d time.Duration) (nm, full loadgen.Result, err error) {
+// aloneServer is the reference: one Reader with 1,000 Bookmarks alone in a
+// fresh database, `bench bookmarks`' Lectern half.
+type aloneServer struct {
+	base, token string
+	stop        func()
+}
+
+func scaleReference(ctx context.Context, e *env) (aloneServer, error) {
 	db, err := e.database(ctx)
 	if err != nil {
-		return nm, full, err
+		return aloneServer{}, err
 	}
 	dataDir, err := os.MkdirTemp("", "lectern-bench-data-")
 	if err != nil {
-		return nm, full, err
+		return aloneServer{}, err
 	}
-	defer os.RemoveAll(dataDir)
 	base, st, stop, err := startLectern(ctx, db, dataDir)
 	if err != nil {
-		return nm, full, err
+		return aloneServer{}, err
 	}
-	defer stop()
 	token, err := seedReader(ctx, st, "reader", scaleHeavy)
 	if err != nil {
-		return nm, full, err
+		stop()
+		return aloneServer{}, err
 	}
-	etag, size, err := firstList(base, token)
-	if err != nil {
-		return nm, full, err
-	}
-	auth := "Bearer " + token
-	nm = loadgen.Run(ctx, "304, alone with 1000", clients, d, 304,
-		get(base+"/api/bookmarks", "Authorization", auth, "Accept-Encoding", acceptEncoding, "If-None-Match", etag))
-	full = loadgen.Run(ctx, fmt.Sprintf("full (%d B), alone with 1000", size), clients, d, 200,
-		get(base+"/api/bookmarks", "Authorization", auth, "Accept-Encoding", acceptEncoding))
-	return nm, full, nil
+	return aloneServer{base: base, token: token, stop: func() { stop(); _ = os.RemoveAll(dataDir) }}, nil
 }
 
 // firstList asks once for a Reader's list and returns its ETag and size.
@@ -292,6 +310,7 @@ func seedScale(ctx context.Context, st *store.Store) error {
 			FROM (SELECT series_key, count(*) AS n FROM bookmarks GROUP BY series_key) c WHERE s.key = c.series_key`, nil},
 		{"triggers on", `SET session_replication_role = origin`, nil},
 		{"vacuum", `VACUUM (ANALYZE) readers, reader_lists, api_tokens, series, latest_chapter_history, bookmarks`, nil},
+		{"checkpoint", `CHECKPOINT`, nil},
 	}
 	for _, s := range steps {
 		t0 := time.Now()
@@ -383,23 +402,103 @@ func scaleReaders3(ctx context.Context, st *store.Store) (heavy, median, putter 
 	return heavy, median, putter, nil
 }
 
-// plannerTick runs one adaptive plan of every Site, as the plan_polls job
-// does, queuing its polls through an insert-only River client.
-func plannerTick(ctx context.Context, st *store.Store) (time.Duration, int, error) {
-	client, err := river.NewClient(riverpgxv5.New(st.Pool), &river.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+// plannerTicks runs the adaptive plan of every Site twice, as the
+// plan_polls job does, queuing polls through an insert-only River client:
+// the first tick after seeding estimates every Series' rhythm, the next
+// (one horizon later) reads them cached. Each Site's time is read off the
+// plan's own "planned polls" log line, which ends its Site.
+func plannerTicks(ctx context.Context, st *store.Store) ([]string, error) {
+	client, err := river.NewClient(riverpgxv5.New(st.Pool), &river.Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
 	budgets, err := poll.NewBudgets(latest.Default(), nil, fetch.Paces{})
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
-	plan := &poll.Adaptive{Store: st, Registry: latest.Default(), Planner: schedule.Planner{Interval: time.Hour}, Budgets: budgets,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	t0 := time.Now()
-	n, err := plan.Run(ctx, client)
-	return time.Since(t0), n, err
+	var out []string
+	start := time.Now()
+	for i, name := range []string{"first tick (every rhythm estimated)", "next tick (rhythms cached)"} {
+		at := start.Add(time.Duration(i) * schedule.DefaultHorizon)
+		lines := &planLines{}
+		plan := &poll.Adaptive{Store: st, Registry: latest.Default(), Planner: schedule.Planner{Interval: time.Hour}, Budgets: budgets,
+			Logger: slog.New(lines), Now: func() time.Time { return at }}
+		t0 := time.Now()
+		n, err := plan.Run(ctx, client)
+		if err != nil {
+			return nil, err
+		}
+		total := time.Since(t0)
+		var per []string
+		prev := t0
+		for _, l := range lines.get() {
+			per = append(per, fmt.Sprintf("%s %d Series %s", l.site, l.held, l.at.Sub(prev).Round(time.Millisecond)))
+			prev = l.at
+		}
+		out = append(out, fmt.Sprintf("adaptive planner, %s: %s for every Site, %d polls queued; by Site: %s",
+			name, total.Round(time.Millisecond), n, strings.Join(per, ", ")))
+	}
+	return out, nil
 }
+
+// planLines is a slog handler keeping when each Site's plan ended.
+type planLines struct {
+	mu    *sync.Mutex
+	lines *[]planLine
+	site  string
+}
+
+type planLine struct {
+	site string
+	held int64
+	at   time.Time
+}
+
+func (h *planLines) init() {
+	if h.mu == nil {
+		h.mu, h.lines = &sync.Mutex{}, &[]planLine{}
+	}
+}
+
+func (h *planLines) get() []planLine {
+	h.init()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(*h.lines)
+}
+
+func (h *planLines) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *planLines) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != "planned polls" {
+		return nil
+	}
+	h.init()
+	l := planLine{site: h.site, at: time.Now()}
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "held" {
+			l.held = a.Value.Int64()
+		}
+		return true
+	})
+	h.mu.Lock()
+	*h.lines = append(*h.lines, l)
+	h.mu.Unlock()
+	return nil
+}
+
+func (h *planLines) WithAttrs(attrs []slog.Attr) slog.Handler {
+	h.init()
+	c := *h
+	for _, a := range attrs {
+		if a.Key == "site" {
+			c.site = a.Value.String()
+		}
+	}
+	return &c
+}
+
+func (h *planLines) WithGroup(string) slog.Handler { return h }
 
 // serveStartup times `lectern serve` from exec to its first ready answer.
 func serveStartup(ctx context.Context, db, dataDir string) (time.Duration, error) {
