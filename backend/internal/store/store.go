@@ -50,6 +50,13 @@ func Open(ctx context.Context, databaseURL string) (*Store, error) {
 		cfg.MaxConns = 10
 	}
 	cfg.MaxConnIdleTime = 5 * time.Minute
+	// Lectern's queries are short and many; Postgres' JIT compiles any
+	// statement its planner costs above jit_above_cost, which at 100,000
+	// Series is a plan's candidate read: seconds of compiling for a query
+	// that runs in well under one. A DATABASE_URL that sets jit keeps its own.
+	if _, set := cfg.ConnConfig.RuntimeParams["jit"]; !set {
+		cfg.ConnConfig.RuntimeParams["jit"] = "off"
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to Postgres: %w", err)
