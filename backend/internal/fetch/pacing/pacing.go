@@ -90,6 +90,8 @@ func (g *Gate) Wait(ctx context.Context, host string, every time.Duration) error
 	if g.jitter > 0 {
 		every += time.Duration(rand.Float64() * g.jitter * float64(every))
 	}
+	// The database keeps microseconds; the interval it books is this one.
+	every = every.Truncate(time.Microsecond)
 	maxWait := g.maxWait
 	if dl, ok := ctx.Deadline(); ok {
 		maxWait = min(maxWait, time.Until(dl))
