@@ -7,6 +7,7 @@
 //	bench archive
 //	bench [-n 1000] polls
 //	bench [-n 200] gate
+//	bench [-n 500] pacing
 package main
 
 import (
@@ -39,7 +40,7 @@ import (
 func main() {
 	dur := flag.Duration("d", 10*time.Second, "duration of each scenario")
 	clients := flag.Int("c", 32, "concurrent keep-alive clients")
-	count := flag.Int("n", 0, "polls (polls, default 1000) or requests (gate, default 200)")
+	count := flag.Int("n", 0, "polls (polls, default 1000) or requests (gate, default 200; pacing, per gate, default 500)")
 	flag.Parse()
 	ctx := context.Background()
 	what := flag.Arg(0)
@@ -75,10 +76,12 @@ func main() {
 		err = benchPolls(ctx, env, cmp.Or(*count, 1000))
 	case "gate":
 		err = benchGate(ctx, env, cmp.Or(*count, 200))
+	case "pacing":
+		err = benchPacing(ctx, env, cmp.Or(*count, 500))
 	case "mixed":
 		err = benchMixed(ctx, env, *clients, *dur)
 	default:
-		err = fmt.Errorf("unknown scenario %q (bookmarks, mixed, archive, polls, gate)", what)
+		err = fmt.Errorf("unknown scenario %q (bookmarks, mixed, archive, polls, gate, pacing)", what)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
