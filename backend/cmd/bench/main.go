@@ -8,6 +8,7 @@
 //	bench [-n 1000] polls
 //	bench [-n 200] gate
 //	bench [-n 500] pacing
+//	bench crash
 package main
 
 import (
@@ -51,6 +52,14 @@ func main() {
 		// This binary re-executed for one measured part of "archive".
 		os.Exit(runArchiveChild(flag.Args()[1:]))
 	}
+	if what == "crash" {
+		// The drill starts a cluster of its own, with fsync on, to crash.
+		if err := benchCrash(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	env, err := newEnv(ctx)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -81,7 +90,7 @@ func main() {
 	case "mixed":
 		err = benchMixed(ctx, env, *clients, *dur)
 	default:
-		err = fmt.Errorf("unknown scenario %q (bookmarks, mixed, archive, polls, gate, pacing)", what)
+		err = fmt.Errorf("unknown scenario %q (bookmarks, mixed, archive, polls, gate, pacing, crash)", what)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

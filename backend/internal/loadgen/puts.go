@@ -30,18 +30,25 @@ func (o PutOutcome) Acknowledged() bool { return o.Err == nil && o.Status >= 200
 // Bookmark of its own (asura:<prefix>-<client>-<i>), so every acknowledged
 // one names exactly one row to find after recovery.
 type Puts struct {
-	base, token, prefix string
-	hc                  *http.Client
-	stop                chan struct{}
-	wg                  sync.WaitGroup
-	mu                  sync.Mutex
-	out                 []PutOutcome
+	base          func() string
+	token, prefix string
+	hc            *http.Client
+	stop          chan struct{}
+	wg            sync.WaitGroup
+	mu            sync.Mutex
+	out           []PutOutcome
 }
 
 // StartPuts starts clients writers against base with the Reader's token.
 // A writer that gets no answer or a 5xx waits 20 ms before its next write,
 // as a userscript retrying would, so an outage is not a busy loop.
 func StartPuts(base, token, prefix string, clients int) *Puts {
+	return StartPutsTo(func() string { return base }, token, prefix, clients)
+}
+
+// StartPutsTo is StartPuts against a server that may move: base is asked
+// before every write (a drill that restarts the server on a new port).
+func StartPutsTo(base func() string, token, prefix string, clients int) *Puts {
 	p := &Puts{base: base, token: token, prefix: prefix, stop: make(chan struct{}),
 		hc: &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: clients}}}
 	for c := range clients {
@@ -71,7 +78,7 @@ func (p *Puts) writer(c int) {
 func (p *Puts) put(slug string, i int) PutOutcome {
 	o := PutOutcome{Key: "asura:" + slug}
 	body := fmt.Sprintf(`{"site":"asura","series_url":"https://asurascans.com/comics/%s","chapter":"Chapter %d"}`, slug, i+1)
-	req, err := http.NewRequestWithContext(context.Background(), http.MethodPut, p.base+"/api/bookmarks/"+o.Key, strings.NewReader(body))
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPut, p.base()+"/api/bookmarks/"+o.Key, strings.NewReader(body))
 	if err != nil {
 		o.Err, o.At = err, time.Now()
 		return o
