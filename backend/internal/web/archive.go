@@ -299,7 +299,9 @@ func (u *UI) archivePage(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", ct)
 	h.Set("ETag", `"`+address+`"`)
 	h.Set("Cache-Control", "private, max-age=31536000, immutable")
-	h.Set("Content-Security-Policy", "default-src 'none'")
+	// Stricter than the pages' policy (an archived page is bytes of a Site's,
+	// never a document to run), with the same frame-ancestors.
+	h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
 	h.Set("Cross-Origin-Resource-Policy", "same-origin")
 	http.ServeContent(w, r, "", time.Time{}, f)
 }

@@ -148,7 +148,6 @@ func (u *UI) Handler() http.Handler { return u.handler }
 
 func (u *UI) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(u.securityHeaders)
 	r.Use(headAsGet)
 	r.Use(middleware.Compress(5, "text/html", "text/css", "text/javascript", "image/svg+xml"))
 	r.NotFound(u.notFound)
@@ -214,7 +213,9 @@ func (u *UI) routes() http.Handler {
 		u.fail(w, r, http.StatusForbidden, "Request refused",
 			"This form was sent from another site, so Lectern refused it. Open Lectern directly and try again.")
 	}))
-	return cop.Handler(r)
+	// The security headers wrap everything, the guard's refusal included:
+	// every answer of the UI, page, error page, 404 or refusal, carries them.
+	return u.securityHeaders(cop.Handler(r))
 }
 
 // contentSecurityPolicy allows scripts and styles only from this origin and
