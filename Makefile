@@ -5,7 +5,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
 run:
-	scripts/run.sh
+	VERSION=$(VERSION) scripts/run.sh
 
 test:
 	scripts/test.sh

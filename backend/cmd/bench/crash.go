@@ -28,8 +28,10 @@ import (
 // fsync on, 16 writers of Progress, and three Postgres crashes (`pg_ctl -m
 // immediate`) then three SIGKILLs of serve. For each: the PUTs sent,
 // acknowledged, present after recovery, the 5xx answers by code, the PUTs
-// without an answer, and the recovery time (from the failure to the first
-// write acknowledged after it).
+// without an answer, the outage (from the failure to the first write sent
+// after it that was acknowledged) and the recovery (the same from the moment
+// the failed part was back: Postgres accepting connections again, a new serve
+// process started).
 
 const crashWriters = 16
 
@@ -84,7 +86,7 @@ func benchCrash(ctx context.Context) error {
 	}
 	defer s.kill()
 	fmt.Printf("Crash drill: %d writers of PUT /api/bookmarks/{key} (a new Bookmark each) against `lectern serve` on Postgres with fsync on\n\n", crashWriters)
-	fmt.Printf("%-22s %6s %6s %8s %8s  %-22s %10s\n", "failure", "sent", "acked", "present", "no answer", "5xx by code", "recovery")
+	fmt.Printf("%-22s %6s %6s %8s %9s  %-22s %9s %9s\n", "failure", "sent", "acked", "present", "no answer", "5xx by code", "outage", "recovery")
 	for i := range 3 {
 		err := s.round(ctx, fmt.Sprintf("postgres crash %d", i+1), fmt.Sprintf("pg%d", i), func() error {
 			if err := cluster.Crash(); err != nil {
@@ -97,22 +99,25 @@ func benchCrash(ctx context.Context) error {
 			}
 			cluster = c
 			return nil
-		})
+		}, nil)
 		if err != nil {
 			return err
 		}
 	}
 	for i := range 3 {
+		var started time.Time
 		err := s.round(ctx, fmt.Sprintf("SIGKILL of serve %d", i+1), fmt.Sprintf("kill%d", i), func() error {
 			s.kill()
 			time.Sleep(time.Second)
+			started = time.Now()
 			return s.start(ctx)
-		})
+		}, func() time.Time { return started })
 		if err != nil {
 			return err
 		}
 	}
-	fmt.Println("\npresent: acknowledged PUTs whose Bookmark is in the database after recovery; recovery: from the failure to the first PUT acknowledged after it")
+	fmt.Println("\npresent: acknowledged PUTs whose Bookmark is in the database after recovery. outage: from the failure to the first PUT sent after it that was")
+	fmt.Println("acknowledged; recovery: the same from Postgres accepting connections again (pg_ctl start -w returned) or the new serve process's start")
 	return nil
 }
 
@@ -175,7 +180,7 @@ func (s *drillServe) kill() {
 
 // round runs the load, lets it settle, fails something with fail, waits for
 // 100 writes acknowledged after it, and reports.
-func (s *drillServe) round(ctx context.Context, name, prefix string, fail func() error) error {
+func (s *drillServe) round(ctx context.Context, name, prefix string, fail func() error, back func() time.Time) error {
 	// A SIGKILL moves serve to a new port; the load follows it the way a
 	// userscript would after a restart, through a base read per request.
 	load := loadgen.StartPutsTo(func() string { return *s.base.Load() }, s.token, prefix, crashWriters)
@@ -187,8 +192,12 @@ func (s *drillServe) round(ctx context.Context, name, prefix string, fail func()
 		load.Stop()
 		return err
 	}
+	up := time.Now()
+	if back != nil {
+		up = back()
+	}
 	deadline := time.Now().Add(2 * time.Minute)
-	for load.AcknowledgedSince(failed) < 100 {
+	for load.AcknowledgedSince(up) < 100 {
 		if time.Now().After(deadline) {
 			load.Stop()
 			return fmt.Errorf("%s: writes did not succeed again within two minutes", name)
@@ -196,7 +205,8 @@ func (s *drillServe) round(ctx context.Context, name, prefix string, fail func()
 		time.Sleep(20 * time.Millisecond)
 	}
 	outcomes := load.Stop()
-	recovery := load.FirstAcknowledgedAfter(failed).Sub(failed)
+	outage := load.FirstAcknowledgedSentAfter(failed).Sub(failed)
+	recovery := load.FirstAcknowledgedSentAfter(up).Sub(up)
 	t := loadgen.Tally(outcomes)
 	present, err := presentBookmarks(ctx, s.dbURL, t.Keys)
 	if err != nil {
@@ -217,8 +227,8 @@ func (s *drillServe) round(ctx context.Context, name, prefix string, fail func()
 	if t.WithoutRetryAfter > 0 {
 		by = append(by, fmt.Sprintf("(%d 503 without Retry-After)", t.WithoutRetryAfter))
 	}
-	fmt.Printf("%-22s %6d %6d %8d %8d  %-22s %10s\n", name, t.Sent, t.Acknowledged, present, t.NoAnswer,
-		strings.Join(by, " "), recovery.Round(time.Millisecond))
+	fmt.Printf("%-22s %6d %6d %8d %9d  %-22s %9s %9s\n", name, t.Sent, t.Acknowledged, present, t.NoAnswer,
+		strings.Join(by, " "), outage.Round(time.Millisecond), recovery.Round(time.Millisecond))
 	return nil
 }
 

@@ -81,7 +81,7 @@ func TestPostgresCrashUnderLoad(t *testing.T) {
 	}
 	require.Positive(t, refused, "no PUT reached the server during the outage: the test proved nothing")
 	t.Logf("%d PUTs: %d acknowledged, %d refused with 503 during the outage; first acknowledged %s after the restart",
-		tally.Sent, tally.Acknowledged, refused, load.FirstAcknowledgedAfter(restarted).Sub(restarted).Round(time.Millisecond))
+		tally.Sent, tally.Acknowledged, refused, load.FirstAcknowledgedSentAfter(restarted).Sub(restarted).Round(time.Millisecond))
 
 	require.Empty(t, missingBookmarks(t, ctx, dbURL, tally.Keys), "PUTs answered 2xx whose Bookmark the crash lost")
 	require.False(t, strings.Contains(logs.String(), `"status":500`), "the log shows a 500:\n%s", logs)

@@ -19,6 +19,7 @@ type PutOutcome struct {
 	Body       string
 	RetryAfter string
 	Err        error
+	Sent       time.Time // when the write was sent
 	At         time.Time // when the answer (or the failure) came
 }
 
@@ -76,7 +77,7 @@ func (p *Puts) writer(c int) {
 }
 
 func (p *Puts) put(slug string, i int) PutOutcome {
-	o := PutOutcome{Key: "asura:" + slug}
+	o := PutOutcome{Key: "asura:" + slug, Sent: time.Now()}
 	body := fmt.Sprintf(`{"site":"asura","series_url":"https://asurascans.com/comics/%s","chapter":"Chapter %d"}`, slug, i+1)
 	req, err := http.NewRequestWithContext(context.Background(), http.MethodPut, p.base()+"/api/bookmarks/"+o.Key, strings.NewReader(body))
 	if err != nil {
@@ -119,16 +120,15 @@ func (p *Puts) AcknowledgedSince(t time.Time) int {
 	return n
 }
 
-// FirstAcknowledgedAfter is when the first write acknowledged after t was
-// answered, or the zero time.
-func (p *Puts) FirstAcknowledgedAfter(t time.Time) time.Time {
-	var first time.Time
+// FirstAcknowledgedSentAfter is when the first write sent after t was
+// acknowledged, or the zero time: a write in flight at t does not count.
+func (p *Puts) FirstAcknowledgedSentAfter(t time.Time) time.Time {
 	for _, o := range p.Outcomes() {
-		if o.Acknowledged() && o.At.After(t) {
+		if o.Acknowledged() && o.Sent.After(t) {
 			return o.At
 		}
 	}
-	return first
+	return time.Time{}
 }
 
 // Stop ends the load and returns every outcome.

@@ -84,6 +84,8 @@ type UI struct {
 	limiter *limiter
 	// proxies say whose X-Forwarded-For names the client (TRUSTED_PROXIES).
 	proxies clientaddr.Trusted
+	// setup is the first run's one-time setup code (setup.go).
+	setup *setupCode
 	// dummyHash is checked against when a login names nobody, so that a
 	// wrong name costs the same time as a wrong password.
 	dummyHash string
@@ -128,6 +130,9 @@ func New(d Deps) (*UI, error) {
 		return nil, fmt.Errorf("web UI: %w", err)
 	}
 	u.limiter = newLimiter(u.now)
+	if u.setup, err = newSetupCode(); err != nil {
+		return nil, fmt.Errorf("web UI: %w", err)
+	}
 	if u.proxies, err = clientaddr.Parse(d.Config.TrustedProxies); err != nil {
 		return nil, fmt.Errorf("web UI: %w", err)
 	}
