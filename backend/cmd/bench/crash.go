@@ -29,7 +29,8 @@ import (
 // immediate`) then three SIGKILLs of serve. For each: the PUTs sent,
 // acknowledged, present after recovery, the 5xx answers by code, the PUTs
 // without an answer, the outage (from the failure to the first write sent
-// after it that was acknowledged) and the recovery (the same from the moment
+// after it that was acknowledged; the failure is done when pg_ctl stop or
+// the kill returned) and the recovery (the same from the moment
 // the failed part was back: Postgres accepting connections again, a new serve
 // process started).
 
@@ -88,30 +89,24 @@ func benchCrash(ctx context.Context) error {
 	fmt.Printf("Crash drill: %d writers of PUT /api/bookmarks/{key} (a new Bookmark each) against `lectern serve` on Postgres with fsync on\n\n", crashWriters)
 	fmt.Printf("%-22s %6s %6s %8s %9s  %-22s %9s %9s\n", "failure", "sent", "acked", "present", "no answer", "5xx by code", "outage", "recovery")
 	for i := range 3 {
-		err := s.round(ctx, fmt.Sprintf("postgres crash %d", i+1), fmt.Sprintf("pg%d", i), func() error {
-			if err := cluster.Crash(); err != nil {
-				return err
-			}
-			time.Sleep(time.Second) // writes keep arriving while it is down
+		err := s.round(ctx, fmt.Sprintf("postgres crash %d", i+1), fmt.Sprintf("pg%d", i), cluster.Crash, func() (time.Time, error) {
 			c, err := store.StartLocalCluster(ctx, clusterDir, false)
 			if err != nil {
-				return err
+				return time.Time{}, err
 			}
 			cluster = c
-			return nil
-		}, nil)
+			return time.Now(), nil
+		})
 		if err != nil {
 			return err
 		}
 	}
 	for i := range 3 {
-		var started time.Time
-		err := s.round(ctx, fmt.Sprintf("SIGKILL of serve %d", i+1), fmt.Sprintf("kill%d", i), func() error {
-			s.kill()
-			time.Sleep(time.Second)
-			started = time.Now()
-			return s.start(ctx)
-		}, func() time.Time { return started })
+		err := s.round(ctx, fmt.Sprintf("SIGKILL of serve %d", i+1), fmt.Sprintf("kill%d", i), func() error { s.kill(); return nil },
+			func() (time.Time, error) {
+				started := time.Now()
+				return started, s.start(ctx)
+			})
 		if err != nil {
 			return err
 		}
@@ -178,23 +173,27 @@ func (s *drillServe) kill() {
 	}
 }
 
-// round runs the load, lets it settle, fails something with fail, waits for
-// 100 writes acknowledged after it, and reports.
-func (s *drillServe) round(ctx context.Context, name, prefix string, fail func() error, back func() time.Time) error {
+// round runs the load, lets it settle, fails something with crash, keeps
+// the writes coming for a second, brings it back with restart (which says
+// when it was back), waits for 100 writes acknowledged after that, and
+// reports.
+func (s *drillServe) round(ctx context.Context, name, prefix string, crash func() error, restart func() (time.Time, error)) error {
 	// A SIGKILL moves serve to a new port; the load follows it the way a
 	// userscript would after a restart, through a base read per request.
 	load := loadgen.StartPutsTo(func() string { return *s.base.Load() }, s.token, prefix, crashWriters)
 	for load.AcknowledgedSince(time.Time{}) < 100 {
 		time.Sleep(20 * time.Millisecond)
 	}
-	failed := time.Now()
-	if err := fail(); err != nil {
+	if err := crash(); err != nil {
 		load.Stop()
 		return err
 	}
-	up := time.Now()
-	if back != nil {
-		up = back()
+	failed := time.Now()
+	time.Sleep(time.Second) // writes keep arriving while it is down
+	up, err := restart()
+	if err != nil {
+		load.Stop()
+		return err
 	}
 	deadline := time.Now().Add(2 * time.Minute)
 	for load.AcknowledgedSince(up) < 100 {
