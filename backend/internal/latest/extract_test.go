@@ -183,7 +183,7 @@ var extractCases = []extractCase{
 		"https://cdn.demoniclibs.com/mangas/Solo%20Max-Level%20Newbie/0180/03.jpg?v=3",
 		"https://cdn.demoniclibs.com/mangas/Solo%20Max-Level%20Newbie/0180/04.jpg?v=3",
 	}},
-	notPage(extractCase{site: "demonic", file: "error.html", pageURL: smln}, ProblemNotSeriesPage),
+	notPage(extractCase{site: "demonic", file: "error.html", pageURL: smln}, ProblemNotFound),
 
 	// comix
 	{site: "comix", file: "series.html", pageURL: tged, series: true, title: "The Greatest Estate Developer",

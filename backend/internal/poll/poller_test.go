@@ -692,7 +692,7 @@ func TestProblemPagesAreNamedAndChallengesBackOff(t *testing.T) {
 	require.NoError(t, e.poller.Poll(ctx, ser.Key, time.Time{}))
 	got := e.series(ser.Key)
 	require.Equal(t, store.PollProblem, got.PollStatus)
-	require.True(t, strings.HasPrefix(got.PollProblem, latest.ProblemNotSeriesPage), got.PollProblem)
+	require.True(t, strings.HasPrefix(got.PollProblem, latest.ProblemNotFound), got.PollProblem)
 	require.NotNil(t, got.PollBodyLen)
 	require.Equal(t, 1, got.PollFailures)
 
