@@ -48,4 +48,6 @@ bench:
 	go run ./backend/cmd/bench bookmarks
 	go run ./backend/cmd/bench polls
 	go run ./backend/cmd/bench gate
+	go run ./backend/cmd/bench pacing
+	go run ./backend/cmd/bench crash
 	NGINX_PATH=$$(scripts/ensure-nginx.sh || true) go test -run '^$$' -bench CoverRoute -benchtime 5x ./backend/internal/cover/
