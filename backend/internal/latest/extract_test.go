@@ -217,7 +217,7 @@ var extractCases = []extractCase{
 		"https://kagane.to/api/v2/books/0199a4c3-0000-7000-8000-000000000005/file/2.jxl",
 		"https://kagane.to/api/v2/books/0199a4c3-0000-7000-8000-000000000005/file/3.jxl",
 	}},
-	notPage(extractCase{site: "kagane", file: "error.json", pageURL: tower}, ProblemNotSeriesPage),
+	notPage(extractCase{site: "kagane", file: "error.json", pageURL: tower}, ProblemNotFound),
 	notPage(extractCase{site: "kagane", file: "challenge.html", pageURL: tower}, ProblemChallenge),
 
 	// lightnovelworld
