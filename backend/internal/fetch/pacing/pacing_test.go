@@ -198,14 +198,15 @@ func TestWaitHonoursTheCallersDeadlineAndCancellation(t *testing.T) {
 	st := replicas(t, 1)[0]
 	g := New(st, Options{Jitter: -1})
 	ctx := context.Background()
-	require.NoError(t, g.Wait(ctx, "busy.example", 2*time.Second), "a free host passes at once")
+	require.NoError(t, g.Wait(ctx, "busy.example", time.Minute), "a free host passes at once")
 	var booked time.Time
 	require.NoError(t, st.Pool.QueryRow(ctx, `SELECT next_at FROM pacing_hosts WHERE host = 'busy.example'`).Scan(&booked))
 
-	// The next slot is two seconds away; a caller with 100ms left is told so
-	// at once and takes nothing.
-	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
-	err := g.Wait(short, "busy.example", 2*time.Second)
+	// The next slot is a minute away; a caller with 5s left is told so at
+	// once and takes nothing (5s, not less: the statement itself must fit
+	// in the deadline on a busy machine).
+	short, cancel := context.WithTimeout(ctx, 5*time.Second)
+	err := g.Wait(short, "busy.example", time.Minute)
 	cancel()
 	require.ErrorIs(t, err, ErrBusy)
 	var after time.Time
@@ -215,7 +216,7 @@ func TestWaitHonoursTheCallersDeadlineAndCancellation(t *testing.T) {
 	// A caller that is cancelled while it waits returns with the cause.
 	waiting, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- g.Wait(waiting, "busy.example", 2*time.Second) }()
+	go func() { done <- g.Wait(waiting, "busy.example", time.Minute) }()
 	time.Sleep(50 * time.Millisecond)
 	stop()
 	select {
