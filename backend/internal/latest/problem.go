@@ -63,7 +63,7 @@ func (p *Problem) Error() string {
 // without chapters, a locked chapter).
 func (p *Problem) NotPage() bool {
 	switch p.Code {
-	case ProblemChallenge, ProblemAccessDenied, ProblemLoginWall, ProblemEmptyBody, ProblemNotSeriesPage, ProblemNotChapterPage:
+	case ProblemChallenge, ProblemAccessDenied, ProblemLoginWall, ProblemEmptyBody, ProblemNotSeriesPage, ProblemNotChapterPage, ProblemNotFound:
 		return true
 	}
 	return false
