@@ -5,7 +5,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
 run:
-	scripts/run.sh
+	VERSION=$(VERSION) scripts/run.sh
 
 test:
 	scripts/test.sh
@@ -48,5 +48,7 @@ bench:
 	go run ./backend/cmd/bench bookmarks
 	go run ./backend/cmd/bench polls
 	go run ./backend/cmd/bench gate
+	go run ./backend/cmd/bench pacing
+	go run ./backend/cmd/bench crash
 	go run ./backend/cmd/bench scale
 	NGINX_PATH=$$(scripts/ensure-nginx.sh || true) go test -run '^$$' -bench CoverRoute -benchtime 5x ./backend/internal/cover/

@@ -6,7 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .lectern bin
 
-go build -o bin/lectern ./backend/cmd/lectern
+# The version `lectern version` and the pages show: git's name for this tree.
+VERSION="${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo dev)}"
+go build -ldflags "-X main.version=$VERSION" -o bin/lectern ./backend/cmd/lectern
 
 if [ -z "${DATABASE_URL:-}" ]; then
   scripts/ensure-postgres.sh >/dev/null
@@ -14,7 +16,10 @@ if [ -z "${DATABASE_URL:-}" ]; then
   DATABASE_URL=$(bin/devdb start .lectern/pg lectern)
   export DATABASE_URL
   echo "run: using the local cluster in .lectern/pg ($DATABASE_URL)"
+  LOCAL_PG=1
 fi
+# This machine only, unless LISTEN_ADDR says otherwise (":8080" for the network).
+export LISTEN_ADDR="${LISTEN_ADDR:-127.0.0.1:8080}"
 export PUBLIC_BASE_URL="${PUBLIC_BASE_URL:-http://localhost:8080}"
 export DATA_DIR="${DATA_DIR:-$PWD/.lectern/data}"
 export LOG_FORMAT="${LOG_FORMAT:-text}"
@@ -29,9 +34,13 @@ fi
 
 bin/lectern migrate up >/dev/null
 cat <<MSG
-run: Lectern at $PUBLIC_BASE_URL (data in $DATA_DIR)
-run: open $PUBLIC_BASE_URL to create the Owner in the browser, or from another shell:
+run: Lectern $VERSION at $PUBLIC_BASE_URL, listening on $LISTEN_ADDR (data in $DATA_DIR)
+run: open $PUBLIC_BASE_URL on this machine to create the Owner in the browser (from another
+     machine, /setup asks for the setup code in the "first run" log line below), or from another shell:
        DATABASE_URL='$DATABASE_URL' bin/lectern reader add owner --owner
        DATABASE_URL='$DATABASE_URL' bin/lectern token new owner --name userscript
 MSG
+if [ -n "${LOCAL_PG:-}" ]; then
+  echo "run: the local Postgres keeps running after Lectern stops; stop it with: bin/devdb stop .lectern/pg"
+fi
 exec bin/lectern serve

@@ -402,6 +402,47 @@ function monogram(title, key = '') {
   return letters || '?';
 }
 
+// slugTitle is a title made of a series URL's slug, the same rule as the
+// server's pages (latest.SlugTitle): the last path segment's words,
+// capitalised, without the ids Sites add ("omniscient-readers-viewpoint-7f3k9a2b"
+// is "Omniscient Readers Viewpoint"); '' when the slug is only an id.
+function slugTitle(seriesURL) {
+  let path;
+  try {
+    path = new URL(str(seriesURL)).pathname;
+  } catch {
+    return '';
+  }
+  const segs = path.split('/').filter(Boolean);
+  if (segs.length === 0) return '';
+  let slug;
+  try {
+    slug = decodeURIComponent(segs[segs.length - 1]);
+  } catch {
+    return '';
+  }
+  slug = slug.replace(/\.(?:html|htm|php)$/, '');
+  const id = (w) => {
+    const digits = (w.match(/\p{N}/gu) || []).length;
+    const letters = (w.match(/\p{L}/gu) || []).length;
+    const mixed = digits > 0 && letters > 0;
+    return (mixed && (w.length >= 5 || /^[0-9a-f]+$/i.test(w))) || (digits >= 5 && letters === 0);
+  };
+  return slug
+    .split(/[-_+\s]+/)
+    .filter((w) => w !== '' && !id(w))
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join(' ');
+}
+
+// displayTitle is the title the panel shows for a Bookmark: its own, else
+// the title of the page the Reader is on when it is that Series' page
+// (document.title without the Site's name), else the slug's words; never
+// the Series key.
+function displayTitle(b, pageTitle = '') {
+  return clean(b.title) || clean(pageTitle) || slugTitle(b.series_url) || 'Untitled';
+}
+
 // coverChoice decides how a Bookmark's Cover is drawn. The src is the server's
 // `cover` exactly as sent (an absolute URL on the deployment); "" means no Cover
 // yet and anything that is not http(s) is refused, both giving the placeholder.
@@ -409,7 +450,7 @@ function coverChoice(b) {
   if (b.cover !== '' && isHttpURL(b.cover)) return { src: b.cover };
   return { monogram: monogram(b.title, b.key) };
 }
-return { normalizeBookmark, parseBookmarks, parseRef, unreadBadge, monogram, coverChoice };
+return { normalizeBookmark, parseBookmarks, parseRef, unreadBadge, monogram, slugTitle, displayTitle, coverChoice };
 })();
 
 // ---- core/api.js
@@ -604,6 +645,8 @@ return { LecternError, errorFor, keyPath, progressBody, createClient };
 
 // ---- core/current.js
 const m_core_current = (() => {
+const { slugTitle } = m_core_bookmarks;
+
 // What the panel says about the page it is on, and whether Progress may be
 // recorded automatically. Pure functions of the page reading, the resolved
 // Series and the Bookmarks, so they are tested without a DOM.
@@ -626,7 +669,7 @@ function describeCurrent({ page, ref, refError, bookmark }) {
   if (refError) {
     return { hidden: false, series: page.title || 'This page', chapter: refError.message, progress: '', canRecord: false, canRemove: false, code: refError.code || 'error' };
   }
-  const series = (bookmark && bookmark.title) || page.title || (ref ? ref.key : '');
+  const series = (bookmark && bookmark.title) || page.title || (ref ? slugTitle(ref.series_url) || 'Untitled' : '');
   let chapter = '';
   if (page.kind === 'chapter') {
     chapter = page.chapter ? 'This page: ' + page.chapter.label : 'Could not read the chapter on this page.';
@@ -697,7 +740,7 @@ const m_core_panel = (() => {
 // (lectern-toggle, lectern-panel, lectern-status, lectern-list, lectern-item,
 // lectern-cover, lectern-cover-placeholder, ...); see userscripts/README.md.
 
-const { coverChoice, monogram, unreadBadge } = m_core_bookmarks;
+const { coverChoice, displayTitle, monogram, unreadBadge } = m_core_bookmarks;
 const { httpURL } = m_core_util;
 
 // Taken at load: the panel's own calls must not go through anything the page
@@ -925,9 +968,9 @@ function mountPanel(doc, { script, version, library, handlers }) {
     return box;
   }
 
-  function item(b, currentKey) {
+  function item(b, currentKey, currentTitle) {
     const li = el(doc, 'li', { className: 'item', testid: 'lectern-item', attrs: { 'data-key': b.key, 'data-current': String(b.key === currentKey) } });
-    const title = b.title || b.key;
+    const title = displayTitle(b, b.key === currentKey ? currentTitle : '');
     const progress = el(doc, 'div', { className: 'line', testid: 'lectern-progress' });
     progress.appendChild(el(doc, 'span', { text: 'Read: ' }));
     progress.appendChild(b.chapter ? safeLink(doc, b.chapter_url, b.chapter) : el(doc, 'span', { text: '—' }));
@@ -988,14 +1031,15 @@ function mountPanel(doc, { script, version, library, handlers }) {
       removeCurBtn.hidden = !v.canRemove;
       removeCurBtn.dataset.off = String(!v.canRemove);
     },
-    list(bookmarks, currentKey) {
+    // currentTitle is the title the page shows for currentKey's Series.
+    list(bookmarks, currentKey, currentTitle = '') {
       const frag = doc.createDocumentFragment();
       if (bookmarks.length === 0) {
         frag.appendChild(el(doc, 'li', { className: 'empty', testid: 'lectern-empty', text: `No ${libName.toLowerCase()} Bookmarks yet.` }));
       }
       let cur = null;
       for (const b of bookmarks) {
-        const li = item(b, currentKey);
+        const li = item(b, currentKey, currentTitle);
         if (b.key === currentKey) cur = li;
         frag.appendChild(li);
       }
@@ -1223,7 +1267,7 @@ function start({ script, version, library, baseURL, sites, ...env }) {
 
   function renderAll() {
     renderCurrent();
-    panel.list(state.bookmarks, state.ref ? state.ref.key : '');
+    panel.list(state.bookmarks, state.ref ? state.ref.key : '', state.page ? state.page.title : '');
     panel.versions(client.serverVersion);
     panel.settings(settingsView());
   }

@@ -4,7 +4,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 
-import { coverChoice, monogram, normalizeBookmark, parseBookmarks, parseRef, unreadBadge } from '../src/core/bookmarks.js';
+import { coverChoice, displayTitle, monogram, normalizeBookmark, parseBookmarks, parseRef, slugTitle, unreadBadge } from '../src/core/bookmarks.js';
 import { describeCurrent, findBookmark, shouldAutoRecord } from '../src/core/current.js';
 import { LecternError } from '../src/core/api.js';
 import { httpURL, parseHeaders } from '../src/core/util.js';
@@ -146,4 +146,15 @@ test('parseHeaders reads a GM header block', () => {
     etag: '"v1"', 'x-lectern-version': '1.2.3', 'set-cookie': 'a, b',
   });
   assert.deepEqual(parseHeaders(undefined), {});
+});
+
+test('the title shown is the Bookmark\'s, else the page\'s, else the slug\'s words, never the key', () => {
+  const b = { key: 'asura:omniscient-readers-viewpoint-7f3k9a2b', title: '', series_url: 'https://asurascans.com/comics/omniscient-readers-viewpoint-7f3k9a2b' };
+  assert.equal(displayTitle({ ...b, title: 'Omniscient Reader' }, 'Other'), 'Omniscient Reader');
+  assert.equal(displayTitle(b, "Omniscient Reader's Viewpoint"), "Omniscient Reader's Viewpoint");
+  assert.equal(displayTitle(b), 'Omniscient Readers Viewpoint');
+  assert.equal(slugTitle('https://comix.to/title/r8k2m-the-greatest-estate-developer'), 'The Greatest Estate Developer');
+  assert.equal(slugTitle('https://kagane.to/series/0199a4c2-7d1e-7b3a-9f21-4be0c6d1a2f3'), '');
+  assert.equal(slugTitle('https://asurascans.com/comics/the-99th-regression-3b8c9d0e'), 'The 99th Regression');
+  assert.equal(displayTitle({ key: 'kagane:0199a4c2', title: '', series_url: 'https://kagane.to/series/0199a4c2-7d1e-7b3a-9f21-4be0c6d1a2f3' }), 'Untitled');
 });

@@ -8,6 +8,8 @@
 //	bench archive
 //	bench [-n 1000] polls
 //	bench [-n 200] gate
+//	bench [-n 500] pacing
+//	bench crash
 package main
 
 import (
@@ -40,7 +42,7 @@ import (
 func main() {
 	dur := flag.Duration("d", 10*time.Second, "duration of each scenario")
 	clients := flag.Int("c", 32, "concurrent keep-alive clients")
-	count := flag.Int("n", 0, "polls (polls, default 1000) or requests (gate, default 200)")
+	count := flag.Int("n", 0, "polls (polls, default 1000) or requests (gate, default 200; pacing, per gate, default 500)")
 	flag.Parse()
 	ctx := context.Background()
 	what := flag.Arg(0)
@@ -50,6 +52,14 @@ func main() {
 	if what == archiveChild {
 		// This binary re-executed for one measured part of "archive".
 		os.Exit(runArchiveChild(flag.Args()[1:]))
+	}
+	if what == "crash" {
+		// The drill starts a cluster of its own, with fsync on, to crash.
+		if err := benchCrash(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	env, err := newEnv(ctx)
 	if err != nil {
@@ -76,12 +86,14 @@ func main() {
 		err = benchPolls(ctx, env, cmp.Or(*count, 1000))
 	case "gate":
 		err = benchGate(ctx, env, cmp.Or(*count, 200))
+	case "pacing":
+		err = benchPacing(ctx, env, cmp.Or(*count, 500))
 	case "mixed":
 		err = benchMixed(ctx, env, *clients, *dur)
 	case "scale":
 		err = benchScale(ctx, env, *clients, *dur)
 	default:
-		err = fmt.Errorf("unknown scenario %q (bookmarks, mixed, scale, archive, polls, gate)", what)
+		err = fmt.Errorf("unknown scenario %q (bookmarks, mixed, scale, archive, polls, gate, pacing, crash)", what)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

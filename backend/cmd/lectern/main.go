@@ -69,12 +69,15 @@ func run(ctx context.Context, env *cmdEnv, args []string) int {
 func usage(w io.Writer) {
 	fmt.Fprintf(w, "lectern %s: a self-hosted companion backend for manga and web-novel readers.\n\nUsage: lectern COMMAND [flags]\n\nCommands:\n", version)
 	names := make([]string, 0, len(commands))
+	width := 0
 	for n := range commands {
 		names = append(names, n)
+		width = max(width, len(n))
 	}
 	sort.Strings(names)
+	// The column fits the longest name, so adding a command never breaks it.
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-*s  %s\n", width, n, commands[n].summary)
 	}
 	fmt.Fprintln(w, "\nRun 'lectern COMMAND -h' for a command's flags, 'lectern config' for the environment it reads.")
 }

@@ -56,6 +56,20 @@ func TestHelpExplainsEveryCommand(t *testing.T) {
 	for _, c := range []string{"serve", "migrate", "reader", "token", "version", "config"} {
 		require.Contains(t, out, c)
 	}
+	// Every summary starts in one column, the longest name's included.
+	col := -1
+	for line := range strings.SplitSeq(out, "\n") {
+		f := strings.Fields(line)
+		if !strings.HasPrefix(line, "  ") || len(f) < 2 || commands[f[0]].summary == "" {
+			continue
+		}
+		at := strings.Index(line, commands[f[0]].summary)
+		if col < 0 {
+			col = at
+		}
+		require.Equal(t, col, at, "the summary of %s is out of line:\n%s", f[0], out)
+	}
+	require.Positive(t, col)
 	for name := range commands {
 		code, stdout, stderr := runCmd(t, nil, "", name, "-h")
 		require.Equal(t, 0, code, name)

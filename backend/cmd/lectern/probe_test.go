@@ -69,7 +69,7 @@ func TestProbeNotAPage(t *testing.T) {
 
 	code, r, _ = probeJSON(t, "", "--site", "kagane", "--file", filepath.Join(siteFixtures, "kagane", "error.json"))
 	require.Equal(t, 3, code)
-	require.Equal(t, "not_series_page", r["problem"])
+	require.Equal(t, "not_found", r["problem"], "the API's own 404, read without a status")
 
 	// A locked chapter is a chapter page: it answered, with the problem named.
 	code, r, _ = probeJSON(t, "", "--site", "asura", "--file", filepath.Join(siteFixtures, "asura", "chapter-locked.html"), "--page", "chapter")

@@ -55,6 +55,19 @@ func (l *logTail) String() string {
 	return strings.Join(l.lines, "\n")
 }
 
+// errors is the log's lines at level ERROR.
+func (l *logTail) errors() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, line := range l.lines {
+		if strings.Contains(line, `"level":"ERROR"`) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
 func (l *logTail) waitFor(t *testing.T, substr string, within time.Duration) {
 	t.Helper()
 	deadline := time.After(within)

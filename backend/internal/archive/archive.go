@@ -58,6 +58,10 @@ const (
 	// ProblemNotAllowed: the Reader may no longer archive (the Owner
 	// switched it off) when the request was resolved.
 	ProblemNotAllowed = "not_allowed"
+	// ProblemNothingSelected: the request's scope names no chapter the Site
+	// lists ("chapter 2301" of a Series that lists 1 to 5); nothing was
+	// archived, so the request is not done.
+	ProblemNothingSelected = "nothing_selected"
 )
 
 // Errors of the Reader-facing operations, for the API and the web UI.

@@ -134,10 +134,7 @@ func (s *Service) PlanExport(ctx context.Context, key string, sel Selection, kin
 	if err != nil {
 		return nil, err
 	}
-	e := &Export{s: s, series: ser, title: ser.Title}
-	if e.title == "" {
-		e.title = key
-	}
+	e := &Export{s: s, series: ser, title: latest.DisplayTitle(ser.Title, ser.SeriesURL)}
 	for _, c := range all {
 		if sel.match(c) {
 			e.Chapters = append(e.Chapters, c)

@@ -153,7 +153,9 @@ func judge(err error) (verdict, string, time.Duration) {
 		var p *latest.Problem
 		errors.As(err, &p)
 		switch {
-		case code == latest.ProblemLocked, code == latest.ProblemScrambled, code == latest.ProblemNoChapters:
+		case code == latest.ProblemLocked, code == latest.ProblemScrambled, code == latest.ProblemNoChapters, code == latest.ProblemNotFound:
+			// A not-found page is permanent on every Site, a browser
+			// Site's included, as an HTTP 404 is on a plain one.
 			return giveUp, code, 0
 		case p.NotPage():
 			return retryLater, code, 0

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lectern-reader/lectern/backend/internal/fetch"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
+	"github.com/lectern-reader/lectern/backend/internal/latest"
 )
 
 // A page image host's status decides the chapter job's fate: a refusal
@@ -41,4 +42,23 @@ func TestJudgeWaitsOutAnOwnersPause(t *testing.T) {
 	t.Parallel()
 	v, _, _ := judge(fmt.Errorf("page 2 of 4: request to cdn.test: %w (demonic)", fetch.ErrPaused))
 	require.Equal(t, wait, v)
+}
+
+// A Site's own not-found page ends a chapter at once, as an HTTP 404 does:
+// a browser Site's read has no status, only the page, so the page's words
+// decide, on every Site alike. A page that merely did not look like itself
+// is retried.
+func TestJudgeGivesUpOnASitesNotFoundPage(t *testing.T) {
+	t.Parallel()
+	notFound := latest.Diagnose([]byte(`<html><head><title>Page Not Found - NovelFull</title></head><body>Sorry</body></html>`),
+		latest.ProblemNotChapterPage, "no chapter text")
+	v, code, _ := judge(fmt.Errorf("browser read: %w", notFound))
+	require.Equal(t, giveUp, v)
+	require.Equal(t, latest.ProblemNotFound, code)
+
+	other := latest.Diagnose([]byte(`<html><head><title>Chapter 12</title></head><body>loading</body></html>`),
+		latest.ProblemNotChapterPage, "no chapter text")
+	v, code, _ = judge(fmt.Errorf("browser read: %w", other))
+	require.Equal(t, retryLater, v)
+	require.Equal(t, latest.ProblemNotChapterPage, code)
 }

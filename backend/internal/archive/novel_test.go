@@ -17,6 +17,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-reader/lectern/backend/internal/archive"
 )
 
 // A novel Series archived from the loopback Site: the chapter list walked
@@ -261,4 +263,24 @@ func epubcheck(t *testing.T, b []byte) {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "epubcheck refused the book:\n%s", out)
 	require.NotContains(t, string(bytes.ToUpper(out)), "ERROR", string(out))
+}
+
+// A scope that names no chapter the Site lists archives nothing and says
+// so: the request fails with nothing_selected, naming what the Site lists,
+// rather than ending done with nothing done.
+func TestAScopeThatSelectsNothingSaysSo(t *testing.T) {
+	r := setup(t)
+	ctx := context.Background()
+	rd, _ := r.reader("cleo", false, true)
+	key := r.hold(rd, novelURL, "Shadow Slave")
+	req := r.request(rd, key, "chapter 9999")
+	r.settled(req)
+	got, err := r.st.ArchiveRequestByID(ctx, req.ID)
+	require.NoError(t, err)
+	require.Equal(t, "failed", got.State)
+	require.Equal(t, archive.ProblemNothingSelected, got.Problem)
+	require.Contains(t, got.Detail, `"chapter 9999" names no chapter the Site lists (it lists 6, from Chapter 1: Part 1 to Chapter 2301: The Long Night)`)
+	chapters, err := r.st.ArchivedChapters(ctx, key)
+	require.NoError(t, err)
+	require.Empty(t, chapters)
 }

@@ -301,6 +301,12 @@ func (s *Service) queueSelected(ctx context.Context, req store.ArchiveRequest, s
 		}
 		remaining := a.Remaining()
 		selected := scope.Select(chapters, func(u string) bool { return archived[u] })
+		if len(selected) == 0 {
+			out = store.ArchiveRequestOutcome{State: store.ArchiveFailed, Problem: ProblemNothingSelected, Selected: 0,
+				Detail: fmt.Sprintf("%q names no chapter the Site lists (it lists %d, from %s to %s)",
+					scope.String(), len(chapters), chapters[0].Label, chapters[len(chapters)-1].Label)}
+			return nil
+		}
 		out = store.ArchiveRequestOutcome{State: store.ArchiveRequestDone, Selected: len(selected)}
 		for _, c := range selected {
 			if archived[c.URL] {

@@ -48,6 +48,7 @@ type Config struct {
 	BrowserProxyListen string        `envconfig:"BROWSER_PROXY_LISTEN" default:"127.0.0.1:0" desc:"listen address of the forward proxy all browser traffic goes through (a Compose sidecar needs e.g. :3128)"`
 	BrowserProxyAddr   string        `envconfig:"BROWSER_PROXY_ADDR" desc:"host:port the browser is told to reach the proxy at, e.g. lectern:3128 for a sidecar (default: the proxy's own listen address)"`
 	BrowserTimeout     time.Duration `envconfig:"BROWSER_TIMEOUT" default:"60s" desc:"longest browser read of one page, waiting for a JavaScript challenge to clear"`
+	BrowserIdle        time.Duration `envconfig:"BROWSER_IDLE" default:"5m" desc:"a local Chromium Lectern launched (BROWSER_PATH) is closed after this long without a read and launched again on the next; 0 keeps it running; a BROWSER_URL browser is never closed"`
 
 	PollInterval  time.Duration `envconfig:"POLL_INTERVAL" default:"1h" desc:"how often a Series with too little Latest Chapter history is polled (every held Series, under POLL_POLICY=interval)"`
 	PollPolicy    string        `envconfig:"POLL_POLICY" default:"adaptive" desc:"adaptive (learn each Series' release rhythm and poll around its expected releases, within each Site's budget) or interval (every held Series once per POLL_INTERVAL, the fallback)"`
@@ -161,7 +162,7 @@ func (c *Config) check() []string {
 		p = append(p, "WORKERS must be 0 or more")
 	}
 	for name, d := range map[string]time.Duration{"FETCH_TIMEOUT": c.FetchTimeout, "FETCH_CONNECT_TIMEOUT": c.FetchConnectTimeout,
-		"FETCH_HEADER_TIMEOUT": c.FetchHeaderTimeout, "BROWSER_TIMEOUT": c.BrowserTimeout, "ARCHIVE_SWEEP": c.ArchiveSweep} {
+		"FETCH_HEADER_TIMEOUT": c.FetchHeaderTimeout, "BROWSER_TIMEOUT": c.BrowserTimeout, "ARCHIVE_SWEEP": c.ArchiveSweep, "BROWSER_IDLE": c.BrowserIdle} {
 		if d < 0 {
 			p = append(p, fmt.Sprintf("%s must not be negative: %s", name, d))
 		}

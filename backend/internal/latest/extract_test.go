@@ -183,7 +183,7 @@ var extractCases = []extractCase{
 		"https://cdn.demoniclibs.com/mangas/Solo%20Max-Level%20Newbie/0180/03.jpg?v=3",
 		"https://cdn.demoniclibs.com/mangas/Solo%20Max-Level%20Newbie/0180/04.jpg?v=3",
 	}},
-	notPage(extractCase{site: "demonic", file: "error.html", pageURL: smln}, ProblemNotSeriesPage),
+	notPage(extractCase{site: "demonic", file: "error.html", pageURL: smln}, ProblemNotFound),
 
 	// comix
 	{site: "comix", file: "series.html", pageURL: tged, series: true, title: "The Greatest Estate Developer",
@@ -217,7 +217,7 @@ var extractCases = []extractCase{
 		"https://kagane.to/api/v2/books/0199a4c3-0000-7000-8000-000000000005/file/2.jxl",
 		"https://kagane.to/api/v2/books/0199a4c3-0000-7000-8000-000000000005/file/3.jxl",
 	}},
-	notPage(extractCase{site: "kagane", file: "error.json", pageURL: tower}, ProblemNotSeriesPage),
+	notPage(extractCase{site: "kagane", file: "error.json", pageURL: tower}, ProblemNotFound),
 	notPage(extractCase{site: "kagane", file: "challenge.html", pageURL: tower}, ProblemChallenge),
 
 	// lightnovelworld

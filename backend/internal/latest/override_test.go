@@ -50,9 +50,14 @@ func TestAllChaptersLightnovelworldWalksListPages(t *testing.T) {
 	chapters, err := site.AllChapters(context.Background(), f, shadow, readFixture(t, "lightnovelworld", "series.html"))
 	require.NoError(t, err)
 	var want []string
-	for i := 1; i <= 5; i++ {
+	for i := 1; i <= 3; i++ {
 		want = append(want, fmt.Sprintf("Chapter %d: Part %d|%d|https://lightnovelworld.com/novel/shadow-slave/chapter-%d|false", i, i, i, i))
 	}
+	// The last page ends at the series page's Latest Chapter.
+	want = append(want,
+		"Chapter 2299 - Forgotten Shore|2299|https://lightnovelworld.com/novel/shadow-slave/chapter-2299|false",
+		"Chapter 2300: Dawn of Ash|2300|https://lightnovelworld.com/novel/shadow-slave/chapter-2300|false",
+		"Chapter 2301: The Long Night|2301|https://lightnovelworld.com/novel/shadow-slave/chapter-2301|false")
 	require.Equal(t, want, rows(chapters), "both pages, oldest first, without the sidebar's other novel")
 	require.Equal(t, []string{
 		"https://lightnovelworld.com/novel/shadow-slave/chapters/page-1",

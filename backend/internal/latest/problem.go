@@ -44,6 +44,11 @@ const (
 	// ProblemScrambled: the Site serves the chapter's images encrypted or
 	// scrambled, so storing them would store garbage.
 	ProblemScrambled = "scrambled"
+	// ProblemNotFound: the Site's own not-found page ("404", "Page not
+	// found"), whatever status it came with: through a browser a 404 has no
+	// status to read, so the page says it. Like an HTTP 404, retrying will
+	// not change it.
+	ProblemNotFound = "not_found"
 )
 
 func (p *Problem) Error() string {
@@ -58,7 +63,7 @@ func (p *Problem) Error() string {
 // without chapters, a locked chapter).
 func (p *Problem) NotPage() bool {
 	switch p.Code {
-	case ProblemChallenge, ProblemAccessDenied, ProblemLoginWall, ProblemEmptyBody, ProblemNotSeriesPage, ProblemNotChapterPage:
+	case ProblemChallenge, ProblemAccessDenied, ProblemLoginWall, ProblemEmptyBody, ProblemNotSeriesPage, ProblemNotChapterPage, ProblemNotFound:
 		return true
 	}
 	return false
@@ -121,6 +126,11 @@ func Diagnose(body []byte, notPage, missing string) *Problem {
 	case strings.Contains(low, `type="password"`) || strings.Contains(low, `type=password`) || strings.Contains(low, `type='password'`):
 		return problem(ProblemLoginWall, "a sign-in form instead of the page (title %q)", title)
 	}
+	for _, e := range notFoundTitles {
+		if strings.Contains(lt, e) {
+			return problem(ProblemNotFound, "the Site's not-found page (title %q)", title)
+		}
+	}
 	for _, e := range errorTitles {
 		if strings.Contains(lt, e) {
 			return problem(notPage, "an error page (title %q)", title)
@@ -132,7 +142,11 @@ func Diagnose(body []byte, notPage, missing string) *Problem {
 	return problem(notPage, "%s", missing)
 }
 
-var errorTitles = []string{"404", "not found", "500", "internal server error", "502", "bad gateway", "503", "service unavailable", "504", "gateway time", "error"}
+// notFoundTitles are the titles of a Site's own not-found page; errorTitles
+// those of pages a retry may get past.
+var notFoundTitles = []string{"404", "not found", "does not exist", "doesn't exist", "no longer available"}
+
+var errorTitles = []string{"500", "internal server error", "502", "bad gateway", "503", "service unavailable", "504", "gateway time", "error"}
 
 // htmlTitle returns the text of the first <title> element of a body, or "". The tokenizer skips comments and script text, so a title
 // mentioned there does not count.

@@ -155,6 +155,18 @@ type kaganeSeries struct {
 	StatusCode any `json:"statusCode"`
 }
 
+// kaganeNotFound reports the API's error answer for a thing that does not
+// exist: {"statusCode": 404, ...}.
+func kaganeNotFound(status any) bool {
+	switch v := status.(type) {
+	case float64:
+		return v == 404
+	case string:
+		return v == "404"
+	}
+	return false
+}
+
 func (kagane kaganeSite) decode(body []byte, page *url.URL) (kaganeSeries, string, error) {
 	trimmed := bytes.TrimSpace(body)
 	if !bytes.HasPrefix(trimmed, []byte("{")) {
@@ -170,6 +182,11 @@ func (kagane kaganeSite) decode(body []byte, page *url.URL) (kaganeSeries, strin
 	}
 	if s.SeriesBooks == nil && s.Title == "" {
 		msg := collapseSpace(fmt.Sprint(firstNonNil(s.Message, s.Error, s.StatusCode)))
+		if kaganeNotFound(s.StatusCode) {
+			// The API's own 404, read in the tab where no HTTP status is
+			// seen: permanent, like a plain Site's 404.
+			return kaganeSeries{}, "", problem(ProblemNotFound, "the API answered that the series does not exist (%s)", msg)
+		}
 		return kaganeSeries{}, "", problem(ProblemNotSeriesPage, "the API answered without a series (%s)", msg)
 	}
 	id := ""
@@ -274,6 +291,9 @@ func (kagane kaganeSite) content(body []byte, page *url.URL) (Content, error) {
 	}
 	list, ok := manifest["pages"]
 	if !ok {
+		if kaganeNotFound(manifest["statusCode"]) {
+			return Content{}, problem(ProblemNotFound, "the API answered that the chapter does not exist")
+		}
 		return Content{}, problem(ProblemNotChapterPage, "the JSON is not a book manifest (no pages)")
 	}
 	base := kagane.baseURL(page)

@@ -197,7 +197,7 @@ func (p *Poller) failed(ctx context.Context, log *slog.Logger, site *latest.Site
 		}
 		return p.Store.SiteProblem(ctx, site.Name, problem)
 	case errors.As(err, &se) && se.Refused():
-		problem := fmt.Sprintf("http_%d: %s", se.Status, err)
+		problem := fmt.Sprintf("http_%d: %s", se.Status, fetch.Describe(err))
 		if named := latest.Diagnose(se.Body, "", ""); named.Code == latest.ProblemChallenge || named.Code == latest.ProblemAccessDenied {
 			problem = fmt.Sprintf("%s: %d %s", named.Code, se.Status, named.Detail)
 		}
@@ -206,11 +206,13 @@ func (p *Poller) failed(ctx context.Context, log *slog.Logger, site *latest.Site
 		return p.backOff(ctx, log, site, key, latest.ProblemChallenge+": "+err.Error(), 0, 0, took)
 	}
 
-	res := store.PollResult{Status: store.PollFailed, Failed: true, Problem: "fetch: " + err.Error(), Duration: took}
+	// The problem is for people (the Series page, the console): words, with
+	// the raw error in the log line below.
+	res := store.PollResult{Status: store.PollFailed, Failed: true, Problem: "fetch: " + fetch.Describe(err), Duration: took}
 	retry := true
 	switch {
 	case errors.As(err, &se):
-		res.Problem = fmt.Sprintf("http_%d: %s", se.Status, err)
+		res.Problem = fmt.Sprintf("http_%d: %s", se.Status, fetch.Describe(err))
 		n := len(se.Body)
 		res.BodyLen = &n
 		// A 4xx other than a refusal (404, 410) will not change by retrying
@@ -225,7 +227,7 @@ func (p *Poller) failed(ctx context.Context, log *slog.Logger, site *latest.Site
 	if _, rerr := p.Store.RecordPoll(ctx, key, res); rerr != nil {
 		log.ErrorContext(ctx, "record failed poll", "err", rerr)
 	}
-	log.WarnContext(ctx, "poll failed", "problem", res.Problem, "retry", retry, "ms", took.Milliseconds())
+	log.WarnContext(ctx, "poll failed", "problem", res.Problem, "err", err, "retry", retry, "ms", took.Milliseconds())
 	if retry {
 		return fmt.Errorf("poll %s: %w", key, err)
 	}

@@ -692,7 +692,7 @@ func TestProblemPagesAreNamedAndChallengesBackOff(t *testing.T) {
 	require.NoError(t, e.poller.Poll(ctx, ser.Key, time.Time{}))
 	got := e.series(ser.Key)
 	require.Equal(t, store.PollProblem, got.PollStatus)
-	require.True(t, strings.HasPrefix(got.PollProblem, latest.ProblemNotSeriesPage), got.PollProblem)
+	require.True(t, strings.HasPrefix(got.PollProblem, latest.ProblemNotFound), got.PollProblem)
 	require.NotNil(t, got.PollBodyLen)
 	require.Equal(t, 1, got.PollFailures)
 
@@ -763,4 +763,29 @@ func TestPollRecordsTrackerIDsASitePublishes(t *testing.T) {
 	ids, err := e.st.SeriesTrackerIDs(context.Background(), ser.Key)
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"anilist": "30013", "mangaupdates": "55099564912"}, ids)
+}
+
+// A poll the network fails names the problem in words on the Series (what
+// the Series page and the console show); the raw error is the log's.
+func TestAFailedFetchIsNamedInWords(t *testing.T) {
+	t.Parallel()
+	e := newPollEnv(t, time.Hour)
+	asura, _ := e.reg.Lookup("asura")
+	ctx := context.Background()
+	r, err := e.st.CreateReader(ctx, fmt.Sprintf("reader%d", readerSeq.Add(1)), "x", false)
+	require.NoError(t, err)
+	ref, err := asura.ResolveOn(fixturesites.AsuraSeries)
+	require.NoError(t, err)
+	_, err = e.st.PutBookmarkKeepProgress(ctx, r.ID, store.NewSeries{Key: ref.Key, Site: ref.Site, Kind: string(ref.Kind), SeriesURL: ref.SeriesURL}, "")
+	require.NoError(t, err)
+
+	// The production fetcher, on a network where the name does not resolve.
+	e.poller.Fetch = &fetch.Sites{Policy: e.poller.Policy, Plain: fetch.NewPlainFetcher(fetch.PlainOptions{Dial: func(_ context.Context, _, addr string) (net.Conn, error) {
+		h, _, _ := net.SplitHostPort(addr)
+		return nil, fmt.Errorf("resolve %s: %w", h, &net.DNSError{Err: "no such host", Name: h, IsNotFound: true})
+	}})}
+	require.Error(t, e.poller.Poll(ctx, ref.Key, time.Time{}), "a network failure is retried")
+	got := e.series(ref.Key)
+	require.Equal(t, store.PollFailed, got.PollStatus)
+	require.Equal(t, "fetch: Could not reach asurascans.com (DNS lookup failed)", got.PollProblem)
 }

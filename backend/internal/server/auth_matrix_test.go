@@ -176,7 +176,15 @@ func masked(raw string) string {
 }
 
 func (w *authWorld) call(method, target, authz, session, ctype, body string) *httptest.ResponseRecorder {
+	return w.callWith(nil, method, target, authz, session, ctype, body)
+}
+
+// callWith is call with extra request headers.
+func (w *authWorld) callWith(hdr http.Header, method, target, authz, session, ctype, body string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(method, target, strings.NewReader(body))
+	for k, vs := range hdr {
+		req.Header[k] = vs
+	}
 	req.RemoteAddr = "192.0.2.20:5555"
 	if authz != "" {
 		req.Header.Set("Authorization", authz)
@@ -277,6 +285,35 @@ func (r matrixRow) ask(w *authWorld, caller string) *httptest.ResponseRecorder {
 	}
 	_ = mw.Close()
 	return w.call(r.method, path, authz, ses, mw.FormDataContentType(), buf.String())
+}
+
+// askCrossSite sends the row's request as the Owner, CSRF token and all,
+// from a page of another site (Sec-Fetch-Site: cross-site).
+func (r matrixRow) askCrossSite(w *authWorld) *httptest.ResponseRecorder {
+	form := url.Values{}
+	if r.body != nil {
+		form, _ = url.ParseQuery(r.body(w))
+	}
+	form.Set("csrf", masked(w.csrf[w.ownerSes]))
+	hdr := http.Header{"Sec-Fetch-Site": {"cross-site"}, "Origin": {"https://evil.example"}}
+	return w.callWith(hdr, r.method, r.path(w), "", w.ownerSes, "application/x-www-form-urlencoded", form.Encode())
+}
+
+// requireUIHeaders pins the security headers every answer of the web UI
+// carries, whatever produced it: a page, an error page, a 404, a redirect,
+// an archived page's bytes or the cross-origin guard's refusal.
+func requireUIHeaders(t *testing.T, h http.Header, what string) {
+	t.Helper()
+	csp := h.Get("Content-Security-Policy")
+	require.Contains(t, csp, "default-src 'none'", what)
+	require.Contains(t, csp, "frame-ancestors 'none'", what)
+	require.NotContains(t, csp, "unsafe-inline", what)
+	require.NotContains(t, csp, "unsafe-eval", what)
+	require.Equal(t, "DENY", h.Get("X-Frame-Options"), what)
+	require.Equal(t, "no-referrer", h.Get("Referrer-Policy"), what)
+	require.Equal(t, "nosniff", h.Get("X-Content-Type-Options"), what)
+	require.Equal(t, "same-origin", h.Get("Cross-Origin-Opener-Policy"), what)
+	require.NotEmpty(t, h.Get("Permissions-Policy"), what)
 }
 
 func matrixRows() []matrixRow {
@@ -500,6 +537,9 @@ func TestAuthMatrix(t *testing.T) {
 				rec := r.ask(w, caller)
 				got[caller] = rec.Code
 				require.Less(t, rec.Code, 500, "%s as %s: %s", name, caller, rec.Body)
+				if r.web() {
+					requireUIHeaders(t, rec.Header(), name+" as "+caller)
+				}
 				if r.api() && rec.Code == http.StatusUnauthorized {
 					require.Contains(t, rec.Header().Get("WWW-Authenticate"), "Bearer", "%s as %s", name, caller)
 				}
@@ -510,6 +550,14 @@ func TestAuthMatrix(t *testing.T) {
 			}
 			if r.web() {
 				require.Equal(t, got["anon"], got["token"], "%s: an API token must not drive the web library", name)
+			}
+			if r.web() && r.writes() {
+				// The Owner's own form, sent from another site: the guard
+				// refuses it before any handler, with the same headers.
+				rec := r.askCrossSite(w)
+				require.Equal(t, http.StatusForbidden, rec.Code, "%s cross-site: %s", name, rec.Body)
+				require.Contains(t, rec.Body.String(), "sent from another site", name)
+				requireUIHeaders(t, rec.Header(), name+" cross-site")
 			}
 			if r.api() {
 				require.Equal(t, http.StatusUnauthorized, got["cookie"], "%s: a session cookie must not authenticate the API", name)
@@ -534,5 +582,35 @@ func TestAuthMatrix(t *testing.T) {
 			sort.Strings(recorded)
 			t.Log("\n" + strings.Join(recorded, "\n"))
 		})
+	}
+}
+
+// The web UI's answers that no route row names carry the same headers: an
+// unknown path's 404, a wrong method's 405, a HEAD, a static file, and the
+// cross-origin guard's refusal of a form no session backs. (Every route,
+// asked by every caller, is checked in TestAuthMatrix.)
+func TestEveryUIAnswerCarriesTheSecurityHeaders(t *testing.T) {
+	t.Parallel()
+	w := newAuthWorld(t)
+	cross := http.Header{"Sec-Fetch-Site": {"cross-site"}}
+	for _, tc := range []struct {
+		hdr          http.Header
+		method, path string
+		session      string
+		code         int
+	}{
+		{nil, "GET", "/no/such/page", "", http.StatusNotFound},
+		{nil, "GET", "/no/such/page", w.annSes, http.StatusNotFound},
+		{nil, "DELETE", "/login", "", http.StatusMethodNotAllowed},
+		{nil, "HEAD", "/login", "", http.StatusOK},
+		{nil, "GET", w.staticCSS, "", http.StatusOK},
+		{nil, "GET", "/static/no-such.css", "", http.StatusNotFound},
+		{cross, "POST", "/login", "", http.StatusForbidden},
+		{cross, "POST", "/setup", "", http.StatusForbidden},
+	} {
+		what := tc.method + " " + tc.path
+		rec := w.callWith(tc.hdr, tc.method, tc.path, "", tc.session, "application/x-www-form-urlencoded", "")
+		require.Equal(t, tc.code, rec.Code, "%s: %s", what, rec.Body)
+		requireUIHeaders(t, rec.Header(), what)
 	}
 }

@@ -301,7 +301,7 @@ func buildFetch(cfg config.Config, st *store.Store, reg *latest.Registry, logger
 	}
 	if cfg.BrowserURL != "" || cfg.BrowserPath != "" {
 		o.Browser = &browser.Options{
-			URL: cfg.BrowserURL, Path: cfg.BrowserPath, Logger: logger,
+			URL: cfg.BrowserURL, Path: cfg.BrowserPath, Idle: cfg.BrowserIdle, Logger: logger,
 			ProxyListen: cfg.BrowserProxyListen, ProxyAddr: cfg.BrowserProxyAddr,
 			IgnoreCertErrors: seams.BrowserIgnoreCertErrors,
 		}

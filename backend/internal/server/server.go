@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -125,6 +126,12 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 		return nil, err
 	}
 	s.ui = ui
+	if n, err := d.Store.CountReaders(ctx); err == nil && n == 0 {
+		// The first run's door: /setup answers this machine, or whoever
+		// types this code (web/setup.go).
+		d.Logger.WarnContext(ctx, "first run: no Owner yet; create it at /setup from this machine, or elsewhere with the setup code",
+			"setup_code", ui.SetupCode(), "url", strings.TrimSuffix(d.Config.PublicBaseURL, "/")+"/setup")
+	}
 	r.Mount("/", ui.Handler())
 	s.handler = r
 	return s, nil

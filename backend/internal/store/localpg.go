@@ -120,6 +120,18 @@ func (c *LocalCluster) Stop() error {
 	return nil
 }
 
+// Crash stops the server the way a power cut would: `pg_ctl -m immediate`
+// ends every process without a checkpoint, so the next start replays the
+// write-ahead log. For the crash tests and drills.
+func (c *LocalCluster) Crash() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if out, err := c.pg(ctx, "pg_ctl", "-D", filepath.Join(c.Dir, "data"), "-m", "immediate", "-w", "stop"); err != nil {
+		return fmt.Errorf("pg_ctl stop -m immediate: %w: %s", err, out)
+	}
+	return nil
+}
+
 // Remove stops the server and deletes its directory.
 func (c *LocalCluster) Remove() error {
 	stopErr := c.Stop()

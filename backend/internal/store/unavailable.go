@@ -11,8 +11,9 @@ import (
 )
 
 // IsUnavailable reports an error that says the database cannot be reached
-// or is going away (refused or dropped connections, a server shutting down
-// or starting up), as opposed to a query that failed. The faces count it
+// or is going away (refused, reset or dropped connections, one pgx closed
+// after such a failure, a server shutting down, crashed or starting up), as
+// opposed to a query that failed. It is the one place that decides it. The faces count it
 // as errs.Unavailable (face.CodeOf) and answer 503 and "retry shortly": the
 // request may well succeed a few seconds later, unchanged, and the pool
 // reconnects by itself.
@@ -34,6 +35,10 @@ func IsUnavailable(err error) bool {
 	if errors.As(err, &ne) {
 		return true
 	}
-	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) ||
+	// A connection pgx already closed after an earlier failure answers
+	// every later call, a transaction's BEGIN or COMMIT above all, with
+	// "conn closed" and nothing of the network error that closed it.
+	return errors.Is(err, pgconn.ErrConnClosed) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }

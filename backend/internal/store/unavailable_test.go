@@ -49,9 +49,17 @@ func TestIsUnavailable(t *testing.T) {
 	_, err = up.Exec(ctx, "SELECT pg_terminate_backend($1)", pid)
 	require.NoError(t, err)
 	_, err = conn.Exec(ctx, "SELECT 1")
-	conn.Release()
 	require.Error(t, err)
 	require.True(t, store.IsUnavailable(err), "%v", err)
+	// pgx closed that connection: what comes after on it, a transaction's
+	// BEGIN above all, says only "conn closed", and that is an outage too.
+	_, err = conn.Begin(ctx)
+	require.Error(t, err)
+	require.True(t, store.IsUnavailable(fmt.Errorf("begin: %w", err)), "%v", err)
+	_, err = conn.Exec(ctx, "COMMIT")
+	require.Error(t, err)
+	require.True(t, store.IsUnavailable(fmt.Errorf("commit: %w", err)), "%v", err)
+	conn.Release()
 
 	require.False(t, store.IsUnavailable(nil))
 	require.False(t, store.IsUnavailable(context.Canceled))

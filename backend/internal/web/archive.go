@@ -133,10 +133,7 @@ func (u *UI) renderArchive(w http.ResponseWriter, r *http.Request, status int, e
 		u.serverError(w, r, err)
 		return
 	}
-	title := ser.Title
-	if title == "" {
-		title = key
-	}
+	title := latest.DisplayTitle(ser.Title, ser.SeriesURL)
 	p := archiveSeriesPage{
 		common: u.base(r, "Archive · "+title, ser.Kind), Key: key, Title: title,
 		SeriesPath: seriesPath(key), Path: seriesPath(key) + "/archive",
@@ -299,7 +296,9 @@ func (u *UI) archivePage(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", ct)
 	h.Set("ETag", `"`+address+`"`)
 	h.Set("Cache-Control", "private, max-age=31536000, immutable")
-	h.Set("Content-Security-Policy", "default-src 'none'")
+	// Stricter than the pages' policy (an archived page is bytes of a Site's,
+	// never a document to run), with the same frame-ancestors.
+	h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
 	h.Set("Cross-Origin-Resource-Policy", "same-origin")
 	http.ServeContent(w, r, "", time.Time{}, f)
 }
@@ -349,10 +348,7 @@ func (u *UI) archiveRead(w http.ResponseWriter, r *http.Request) {
 		u.archiveFail(w, r, key, err)
 		return
 	}
-	title := ch.Series.Title
-	if title == "" {
-		title = key
-	}
+	title := latest.DisplayTitle(ch.Series.Title, ch.Series.SeriesURL)
 	path := archive.ChapterPath(key, id)
 	p := archiveReadPage{
 		common: u.base(r, ch.Label+" · "+title, ch.Series.Kind),

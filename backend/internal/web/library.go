@@ -197,10 +197,7 @@ func validSort(s string) bool {
 // card renders a wire Bookmark: the same Cover URL, Progress and Latest
 // Chapter the API sends the panel.
 func (u *UI) card(b bookmark.Bookmark) card {
-	title := b.Title
-	if title == "" {
-		title = b.Key
-	}
+	title := latest.DisplayTitle(b.Title, b.SeriesURL)
 	c := card{
 		Key: b.Key, Title: title, Site: b.Site, Path: seriesPath(b.Key),
 		Cover:   newCover(b.Cover, b.Title, b.Key, false),

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lectern-reader/lectern/backend/internal/apptest"
 	"github.com/lectern-reader/lectern/backend/internal/credential"
+	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -51,8 +52,8 @@ func TestLibrarySortsFiltersAndCounts(t *testing.T) {
 
 	r := c.Get("/library/manga")
 	require.Equal(t, http.StatusOK, r.Code)
-	require.Equal(t, []string{"Blue Lock", "Solo Leveling", "Omniscient Reader", "asura:zeta"}, cardTitles(r),
-		"default: unread first, newest Latest Chapter first; a Series with no title shows its key")
+	require.Equal(t, []string{"Blue Lock", "Solo Leveling", "Omniscient Reader", "Zeta"}, cardTitles(r),
+		"default: unread first, newest Latest Chapter first; a Series with no title shows its slug's words, never its key")
 	require.Equal(t, []string{"Manga 4 2 new", "Novels 1 1 new"}, texts(r, `.tabs a`))
 	require.Equal(t, "4 manga · 2 with new chapters", text(r, `[data-testid="summary"]`))
 
@@ -75,10 +76,10 @@ func TestLibrarySortsFiltersAndCounts(t *testing.T) {
 	require.Equal(t, "Z", strings.TrimSpace(none.Find(`.placeholder`).Text()), "monogram from the key's slug")
 
 	r = c.Get("/library/manga?sort=title")
-	require.Equal(t, []string{"asura:zeta", "Blue Lock", "Omniscient Reader", "Solo Leveling"}, cardTitles(r))
+	require.Equal(t, []string{"Blue Lock", "Omniscient Reader", "Solo Leveling", "Zeta"}, cardTitles(r))
 	require.Equal(t, "title", r.Doc.Find(`select[name="sort"] option[selected]`).AttrOr("value", ""))
 	r = c.Get("/library/manga?sort=updated")
-	require.Equal(t, []string{"Blue Lock", "Solo Leveling", "Omniscient Reader", "asura:zeta"}, cardTitles(r))
+	require.Equal(t, []string{"Blue Lock", "Solo Leveling", "Omniscient Reader", "Zeta"}, cardTitles(r))
 
 	r = c.Get("/library/manga?site=demonic")
 	require.Equal(t, []string{"Blue Lock"}, cardTitles(r))
@@ -233,4 +234,25 @@ func TestSeriesPage(t *testing.T) {
 	r = c.Get("/series/" + slaveKey)
 	require.Equal(t, "1 Reader holds this Series", text(r, `[data-testid="readers"]`))
 	require.Equal(t, "novel", r.Doc.Find(`[aria-current="page"]`).First().AttrOr("href", "")[len("/library/"):], "the Series' Library is the current tab")
+}
+
+// Before any poll read its title and with none sent by the Reader, a Series
+// shows its URL's slug words on the library card and the Series page, never
+// its key.
+func TestAnUntitledSeriesShowsItsSlugWords(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ann := b.Reader("ann", false)
+	b.bookmark(ann.ID, omniURL, "", "Chapter 1", "")
+	c := b.Browser()
+	c.SignIn("ann", password)
+	want := latest.SlugTitle(omniURL)
+	require.NotEmpty(t, want)
+	lib := c.Get("/library/manga")
+	require.Equal(t, http.StatusOK, lib.Code)
+	require.Contains(t, lib.Body, want)
+	require.NotContains(t, text(lib, `[data-testid="card"]`), omniKey)
+	ser := c.Get("/series/" + omniKey)
+	require.Equal(t, http.StatusOK, ser.Code)
+	require.Contains(t, text(ser, "h1"), want)
 }

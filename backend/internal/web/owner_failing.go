@@ -43,10 +43,7 @@ func (u *UI) ownerFailing(w http.ResponseWriter, r *http.Request) {
 	}
 	p := ownerFailingPage{common: u.base(r, "Failing Series", "owner")}
 	for _, f := range list {
-		title := f.Title
-		if title == "" {
-			title = f.Key
-		}
+		title := latest.DisplayTitle(f.Title, f.SeriesURL)
 		row := failingRow{
 			Key: f.Key, Title: title, Site: f.Site, SeriesURL: httpURL(f.SeriesURL),
 			Path: seriesPath(f.Key), Readers: f.Readers, Failures: f.Failures,

@@ -351,3 +351,25 @@ func TestOwnerSiteControlsFromTheConsole(t *testing.T) {
 	require.Equal(t, "/owner/sites?msg=site-resumed", r.Location())
 	require.Equal(t, "healthy", state("demonic"))
 }
+
+// The Sites tab's last problem is what went wrong last: a back-off an hour
+// ago gives way to the polls failing since, and a Site with only failing
+// polls shows their problem, never "none".
+func TestSitesTabShowsTheNewestProblem(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	owner := b.Reader("olive", true)
+	b.bookmark(owner.ID, soloURL, "Solo Leveling", "Chapter 3", "")
+	b.failing(soloKey)
+	oc := b.Browser()
+	oc.SignIn("olive", password)
+	problem := func() string {
+		r := oc.Get("/owner/sites")
+		require.Equal(t, http.StatusOK, r.Code)
+		return r.Doc.Find(`[data-testid="site-row"][data-site="asura"] [data-testid="site-problem"]`).Text()
+	}
+	require.Equal(t, "not_series_page: "+evil, problem(), "no back-off: the failing polls' problem")
+	b.exec(`INSERT INTO site_state (site, paused_until, refusals, last_problem, last_problem_at)
+		VALUES ('asura', now() - interval '50 minutes', 1, 'challenge: 403', now() - interval '1 hour')`)
+	require.Equal(t, "not_series_page: "+evil, problem(), "the polls failed after the old back-off")
+}

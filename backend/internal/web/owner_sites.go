@@ -42,9 +42,13 @@ type siteRow struct {
 	RecentPolls, RecentFailed int
 	LastFailure               string
 	LastFailureAt             *when
-	QueuedPolls               int
-	Held                      int
-	Reasons                   []poll.ReasonCount
+	// Problem is the newer of the Site's last problem (a back-off's) and
+	// its newest failed poll's: what went wrong last, whichever it was.
+	Problem     string
+	ProblemAt   *when
+	QueuedPolls int
+	Held        int
+	Reasons     []poll.ReasonCount
 	// The forms' actions.
 	ResumePath, PausePath, SettingsPath string
 }
@@ -75,6 +79,10 @@ func (u *UI) ownerSites(w http.ResponseWriter, r *http.Request) {
 			LastFailure: s.LastFailure, LastFailureAt: u.when(s.LastFailureAt),
 			QueuedPolls: s.QueuedPolls, Held: s.Held, Reasons: s.Reasons,
 			ResumePath: base + "/resume", PausePath: base + "/pause", SettingsPath: base + "/settings",
+		}
+		row.Problem, row.ProblemAt = s.LastProblem, row.LastProblemAt
+		if s.LastFailure != "" && (s.LastProblem == "" || s.LastProblemAt == nil || s.LastFailureAt != nil && s.LastFailureAt.After(*s.LastProblemAt)) {
+			row.Problem, row.ProblemAt = s.LastFailure, row.LastFailureAt
 		}
 		if s.BackingOff {
 			row.BackingOff = true

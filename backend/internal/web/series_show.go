@@ -79,10 +79,7 @@ func (u *UI) seriesShow(w http.ResponseWriter, r *http.Request) {
 	if held {
 		title = b.Title // the Series' title, or this Reader's hint while it has none
 	}
-	display := title
-	if display == "" {
-		display = s.Key
-	}
+	display := latest.DisplayTitle(title, s.SeriesURL)
 	kindLabel := "manga"
 	if s.Kind == string(latest.Novel) {
 		kindLabel = "novel"

@@ -84,6 +84,8 @@ type UI struct {
 	limiter *limiter
 	// proxies say whose X-Forwarded-For names the client (TRUSTED_PROXIES).
 	proxies clientaddr.Trusted
+	// setup is the first run's one-time setup code (setup.go).
+	setup *setupCode
 	// dummyHash is checked against when a login names nobody, so that a
 	// wrong name costs the same time as a wrong password.
 	dummyHash string
@@ -128,6 +130,9 @@ func New(d Deps) (*UI, error) {
 		return nil, fmt.Errorf("web UI: %w", err)
 	}
 	u.limiter = newLimiter(u.now)
+	if u.setup, err = newSetupCode(); err != nil {
+		return nil, fmt.Errorf("web UI: %w", err)
+	}
 	if u.proxies, err = clientaddr.Parse(d.Config.TrustedProxies); err != nil {
 		return nil, fmt.Errorf("web UI: %w", err)
 	}
@@ -148,7 +153,6 @@ func (u *UI) Handler() http.Handler { return u.handler }
 
 func (u *UI) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(u.securityHeaders)
 	r.Use(headAsGet)
 	r.Use(middleware.Compress(5, "text/html", "text/css", "text/javascript", "image/svg+xml"))
 	r.NotFound(u.notFound)
@@ -214,7 +218,9 @@ func (u *UI) routes() http.Handler {
 		u.fail(w, r, http.StatusForbidden, "Request refused",
 			"This form was sent from another site, so Lectern refused it. Open Lectern directly and try again.")
 	}))
-	return cop.Handler(r)
+	// The security headers wrap everything, the guard's refusal included:
+	// every answer of the UI, page, error page, 404 or refusal, carries them.
+	return u.securityHeaders(cop.Handler(r))
 }
 
 // contentSecurityPolicy allows scripts and styles only from this origin and

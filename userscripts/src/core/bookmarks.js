@@ -89,6 +89,47 @@ export function monogram(title, key = '') {
   return letters || '?';
 }
 
+// slugTitle is a title made of a series URL's slug, the same rule as the
+// server's pages (latest.SlugTitle): the last path segment's words,
+// capitalised, without the ids Sites add ("omniscient-readers-viewpoint-7f3k9a2b"
+// is "Omniscient Readers Viewpoint"); '' when the slug is only an id.
+export function slugTitle(seriesURL) {
+  let path;
+  try {
+    path = new URL(str(seriesURL)).pathname;
+  } catch {
+    return '';
+  }
+  const segs = path.split('/').filter(Boolean);
+  if (segs.length === 0) return '';
+  let slug;
+  try {
+    slug = decodeURIComponent(segs[segs.length - 1]);
+  } catch {
+    return '';
+  }
+  slug = slug.replace(/\.(?:html|htm|php)$/, '');
+  const id = (w) => {
+    const digits = (w.match(/\p{N}/gu) || []).length;
+    const letters = (w.match(/\p{L}/gu) || []).length;
+    const mixed = digits > 0 && letters > 0;
+    return (mixed && (w.length >= 5 || /^[0-9a-f]+$/i.test(w))) || (digits >= 5 && letters === 0);
+  };
+  return slug
+    .split(/[-_+\s]+/)
+    .filter((w) => w !== '' && !id(w))
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join(' ');
+}
+
+// displayTitle is the title the panel shows for a Bookmark: its own, else
+// the title of the page the Reader is on when it is that Series' page
+// (document.title without the Site's name), else the slug's words; never
+// the Series key.
+export function displayTitle(b, pageTitle = '') {
+  return clean(b.title) || clean(pageTitle) || slugTitle(b.series_url) || 'Untitled';
+}
+
 // coverChoice decides how a Bookmark's Cover is drawn. The src is the server's
 // `cover` exactly as sent (an absolute URL on the deployment); "" means no Cover
 // yet and anything that is not http(s) is refused, both giving the placeholder.

@@ -1,3 +1,5 @@
+import { slugTitle } from './bookmarks.js';
+
 // What the panel says about the page it is on, and whether Progress may be
 // recorded automatically. Pure functions of the page reading, the resolved
 // Series and the Bookmarks, so they are tested without a DOM.
@@ -20,7 +22,7 @@ export function describeCurrent({ page, ref, refError, bookmark }) {
   if (refError) {
     return { hidden: false, series: page.title || 'This page', chapter: refError.message, progress: '', canRecord: false, canRemove: false, code: refError.code || 'error' };
   }
-  const series = (bookmark && bookmark.title) || page.title || (ref ? ref.key : '');
+  const series = (bookmark && bookmark.title) || page.title || (ref ? slugTitle(ref.series_url) || 'Untitled' : '');
   let chapter = '';
   if (page.kind === 'chapter') {
     chapter = page.chapter ? 'This page: ' + page.chapter.label : 'Could not read the chapter on this page.';

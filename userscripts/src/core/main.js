@@ -117,7 +117,7 @@ export function start({ script, version, library, baseURL, sites, ...env }) {
 
   function renderAll() {
     renderCurrent();
-    panel.list(state.bookmarks, state.ref ? state.ref.key : '');
+    panel.list(state.bookmarks, state.ref ? state.ref.key : '', state.page ? state.page.title : '');
     panel.versions(client.serverVersion);
     panel.settings(settingsView());
   }

@@ -7,7 +7,7 @@
 // (lectern-toggle, lectern-panel, lectern-status, lectern-list, lectern-item,
 // lectern-cover, lectern-cover-placeholder, ...); see userscripts/README.md.
 
-import { coverChoice, monogram, unreadBadge } from './bookmarks.js';
+import { coverChoice, displayTitle, monogram, unreadBadge } from './bookmarks.js';
 import { httpURL } from './util.js';
 
 // Taken at load: the panel's own calls must not go through anything the page
@@ -235,9 +235,9 @@ export function mountPanel(doc, { script, version, library, handlers }) {
     return box;
   }
 
-  function item(b, currentKey) {
+  function item(b, currentKey, currentTitle) {
     const li = el(doc, 'li', { className: 'item', testid: 'lectern-item', attrs: { 'data-key': b.key, 'data-current': String(b.key === currentKey) } });
-    const title = b.title || b.key;
+    const title = displayTitle(b, b.key === currentKey ? currentTitle : '');
     const progress = el(doc, 'div', { className: 'line', testid: 'lectern-progress' });
     progress.appendChild(el(doc, 'span', { text: 'Read: ' }));
     progress.appendChild(b.chapter ? safeLink(doc, b.chapter_url, b.chapter) : el(doc, 'span', { text: '—' }));
@@ -298,14 +298,15 @@ export function mountPanel(doc, { script, version, library, handlers }) {
       removeCurBtn.hidden = !v.canRemove;
       removeCurBtn.dataset.off = String(!v.canRemove);
     },
-    list(bookmarks, currentKey) {
+    // currentTitle is the title the page shows for currentKey's Series.
+    list(bookmarks, currentKey, currentTitle = '') {
       const frag = doc.createDocumentFragment();
       if (bookmarks.length === 0) {
         frag.appendChild(el(doc, 'li', { className: 'empty', testid: 'lectern-empty', text: `No ${libName.toLowerCase()} Bookmarks yet.` }));
       }
       let cur = null;
       for (const b of bookmarks) {
-        const li = item(b, currentKey);
+        const li = item(b, currentKey, currentTitle);
         if (b.key === currentKey) cur = li;
         frag.appendChild(li);
       }

@@ -106,6 +106,10 @@ type Options struct {
 	LaunchTimeout time.Duration
 	// DialTimeout caps one dial of the proxy (default 10s).
 	DialTimeout time.Duration
+	// Idle closes a Chromium this Browser launched after that long without
+	// a read (BROWSER_IDLE); the next read launches it again. 0 keeps it
+	// running. A browser at URL is never closed: it is not ours.
+	Idle time.Duration
 
 	// IgnoreCertErrors makes a launched Chromium accept any certificate. For
 	// tests against self-signed loopback servers only; never set it in production.
@@ -124,6 +128,10 @@ type Browser struct {
 	proxy *proxy
 	// pid is the launched browser's process id (0 when none or remote).
 	pid atomic.Int64
+	// idle is the teardown timer of a launched browser, re-armed by every
+	// read's end; usedAt is that end. Both guarded by sem.
+	idle   *time.Timer
+	usedAt time.Time
 }
 
 // conn is one connected browser and the browser context every tab opens in.
@@ -190,6 +198,9 @@ func (b *Browser) Enabled() bool { return b.opts.URL != "" || b.opts.Path != "" 
 func (b *Browser) Close() error {
 	b.sem <- struct{}{}
 	defer func() { <-b.sem }()
+	if b.idle != nil {
+		b.idle.Stop()
+	}
 	if b.cur != nil {
 		b.cur.close()
 		b.cur = nil
@@ -213,7 +224,37 @@ func (b *Browser) acquire(ctx context.Context) error {
 	}
 }
 
-func (b *Browser) release() { <-b.sem }
+// release ends a use of the browser, arming the idle teardown of one that
+// was launched here.
+func (b *Browser) release() {
+	if b.opts.Idle > 0 && b.opts.URL == "" && b.cur != nil {
+		b.usedAt = time.Now()
+		if b.idle == nil {
+			b.idle = time.AfterFunc(b.opts.Idle, b.closeIdle)
+		} else {
+			b.idle.Reset(b.opts.Idle)
+		}
+	}
+	<-b.sem
+}
+
+// closeIdle closes the launched browser when no read used it for Idle. A
+// read in progress holds sem; its release arms the timer again, so the
+// teardown then simply waits for the next quiet Idle.
+func (b *Browser) closeIdle() {
+	select {
+	case b.sem <- struct{}{}:
+	default:
+		return
+	}
+	defer func() { <-b.sem }()
+	if b.cur == nil || time.Since(b.usedAt) < b.opts.Idle {
+		return
+	}
+	pid := b.pid.Load()
+	b.drop()
+	b.log.Info("browser closed after idle", "idle", b.opts.Idle.String(), "pid", pid)
+}
 
 // connection returns the live browser, reconnecting or relaunching after a
 // loss. Called with sem held.

@@ -233,8 +233,15 @@ func (c *Client) resolve(ctx context.Context, host string) ([]netip.Addr, error)
 	if len(addrs) == 0 {
 		return nil, fmt.Errorf("resolve %s: no addresses", host)
 	}
-	for i := range addrs {
-		addrs[i] = addrs[i].Unmap()
+	for i, a := range addrs {
+		// The standard resolver never answers the zero Addr or an
+		// unspecified address, but a Resolver is injectable and the gate
+		// judges only what it can read: such an answer names no
+		// destination, so it is malformed, refused before any dial.
+		if !a.IsValid() || a.Unmap().IsUnspecified() {
+			return nil, refuse(ClassMalformed, host, fmt.Errorf("resolver answered %q, which names no destination", a))
+		}
+		addrs[i] = a.Unmap()
 	}
 	return addrs, nil
 }

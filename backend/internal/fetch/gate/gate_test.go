@@ -393,6 +393,22 @@ func TestDialContextIsGuarded(t *testing.T) {
 	}
 	require.Empty(t, f.net.Dials())
 
+	// A Resolver that answers the zero Addr or an unspecified address (the
+	// standard one never does) is refused as malformed, alone or next to a
+	// public address, and nothing is dialled.
+	f.net.Resolve("zero.test", netip.Addr{})
+	f.net.Resolve("any4.test", netip.IPv4Unspecified())
+	f.net.Resolve("any6.test", netip.IPv6Unspecified())
+	f.net.Resolve("mixed.test", publicV4, netip.Addr{})
+	for _, addr := range []string{"zero.test:443", "any4.test:443", "any6.test:443", "mixed.test:443"} {
+		_, err := c.DialContext(ctx, "tcp", addr)
+		require.ErrorIs(t, err, gate.ErrRefused, addr)
+		require.Equal(t, gate.ClassMalformed, gate.Class(err), "%s: %v", addr, err)
+	}
+	_, err := c.FetchImage(ctx, "https://zero.test/cover.png", "")
+	require.Equal(t, gate.ClassMalformed, gate.Class(err), "%v", err)
+	require.Empty(t, f.net.Dials(), "no answer naming no destination was dialled")
+
 	conn, err := c.DialContext(ctx, "tcp", "cdn.test:443")
 	require.NoError(t, err)
 	require.NoError(t, conn.Close())

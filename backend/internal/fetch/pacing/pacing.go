@@ -27,6 +27,13 @@ const DefaultJitter = 0.2
 // DefaultMaxWait bounds the wait of a caller without a deadline.
 const DefaultMaxWait = 10 * time.Minute
 
+// LateShare is how late, as a share of the interval, a caller may wake for
+// its slot and still use it. One that wakes later (a busy machine's timer)
+// would land that much closer to the next slot, which another caller may
+// use on time; it takes a new slot instead, so the host only sees a lower
+// rate, never a shorter gap.
+const LateShare = 0.1
+
 // ErrBusy: the host is booked beyond the caller's deadline; no slot was taken.
 var ErrBusy = errors.New("host booked beyond the wait allowed")
 
@@ -56,11 +63,14 @@ type Gate struct {
 	slots   Slots
 	jitter  float64
 	maxWait time.Duration
+	// now and after are the clock, a seam for the late-wake test.
+	now   func() time.Time
+	after func(time.Duration) <-chan time.Time
 }
 
 // New returns a Gate over slots (the store: one database for every replica).
 func New(slots Slots, opts Options) *Gate {
-	g := &Gate{slots: slots, jitter: opts.Jitter, maxWait: opts.MaxWait}
+	g := &Gate{slots: slots, jitter: opts.Jitter, maxWait: opts.MaxWait, now: time.Now, after: time.After}
 	if g.jitter == 0 {
 		g.jitter = DefaultJitter
 	}
@@ -90,30 +100,37 @@ func (g *Gate) Wait(ctx context.Context, host string, every time.Duration) error
 	if g.jitter > 0 {
 		every += time.Duration(rand.Float64() * g.jitter * float64(every))
 	}
-	maxWait := g.maxWait
-	if dl, ok := ctx.Deadline(); ok {
-		maxWait = min(maxWait, time.Until(dl))
-	}
-	if maxWait < 0 {
-		return fmt.Errorf("pace %s: %w", host, context.DeadlineExceeded)
-	}
-	wait, reserved, err := g.slots.ReservePace(ctx, host, every, maxWait)
-	if err != nil {
-		return err
-	}
-	if !reserved {
-		return fmt.Errorf("pace %s: %w", host, ErrBusy)
-	}
-	if wait <= 0 {
-		return nil
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("pace %s: %w", host, ctx.Err())
+	// The database keeps microseconds; the interval it books is this one.
+	every = every.Truncate(time.Microsecond)
+	tolerance := time.Duration(LateShare * float64(every))
+	for {
+		maxWait := g.maxWait
+		if dl, ok := ctx.Deadline(); ok {
+			maxWait = min(maxWait, dl.Sub(g.now()))
+		}
+		if maxWait < 0 {
+			return fmt.Errorf("pace %s: %w", host, context.DeadlineExceeded)
+		}
+		wait, reserved, err := g.slots.ReservePace(ctx, host, every, maxWait)
+		if err != nil {
+			return err
+		}
+		if !reserved {
+			return fmt.Errorf("pace %s: %w", host, ErrBusy)
+		}
+		if wait <= 0 {
+			return nil
+		}
+		due := g.now().Add(wait)
+		select {
+		case <-g.after(wait):
+		case <-ctx.Done():
+			return fmt.Errorf("pace %s: %w", host, ctx.Err())
+		}
+		if g.now().Sub(due) <= tolerance {
+			return nil
+		}
+		// Woken too late for this slot: the next one may already be in use.
 	}
 }
 
