@@ -11,7 +11,9 @@
 // IIFE. Node's tests import the same sources directly.
 //
 // The server replaces __LECTERN_BASE_URL__ and __LECTERN_HOST__ when it serves
-// the files; each appears only in the metadata block and in one constant.
+// the files; each appears only in the metadata block and in one constant. It
+// also writes the @match lines and the added Sites (__LECTERN_ADDED_SITES__,
+// one constant) from its live registry.
 
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
@@ -164,8 +166,9 @@ export async function buildScript(script, version = packageVersion()) {
   }
   const entry = [
     `import { start } from './core/main.js';`,
+    `import { familySites } from './core/families.js';`,
     ...script.sites.map((s) => `import { ${s} } from './sites/${s}.js';`),
-    `start({ script: ${JSON.stringify(script.name)}, version: ${JSON.stringify(version)}, library: ${JSON.stringify(script.library)}, baseURL: LECTERN_BASE_URL, sites: [${script.sites.join(', ')}] });`,
+    `start({ script: ${JSON.stringify(script.name)}, version: ${JSON.stringify(version)}, library: ${JSON.stringify(script.library)}, baseURL: LECTERN_BASE_URL, sites: [${script.sites.join(', ')}, ...familySites(LECTERN_ADDED_SITES, ${JSON.stringify(script.library)})] });`,
   ].join('\n');
   const blocks = bundle(`${script.name}.entry.js`, entry);
   return [
@@ -177,6 +180,9 @@ export async function buildScript(script, version = packageVersion()) {
     '',
     '// The deployment this script talks to; the server writes its PUBLIC_BASE_URL here when it serves the file.',
     "const LECTERN_BASE_URL = '__LECTERN_BASE_URL__';",
+    '',
+    "// The Sites the Owner added from a family, of this script's Library, as JSON; the server writes them here from its live registry.",
+    "const LECTERN_ADDED_SITES = '__LECTERN_ADDED_SITES__';",
     '',
     blocks.join('\n\n'),
     '})();',

@@ -28,6 +28,9 @@
 // The deployment this script talks to; the server writes its PUBLIC_BASE_URL here when it serves the file.
 const LECTERN_BASE_URL = '__LECTERN_BASE_URL__';
 
+// The Sites the Owner added from a family, of this script's Library, as JSON; the server writes them here from its live registry.
+const LECTERN_ADDED_SITES = '__LECTERN_ADDED_SITES__';
+
 // ---- core/chapter.js
 const m_core_chapter = (() => {
 // Reading a chapter label and number from what a Site shows. The patterns follow
@@ -140,6 +143,7 @@ const m_core_adapter = (() => {
 //   page.url    a URL object for location.href
 //   page.title  document.title
 //   page.text(selector)  collapsed text of the first match, or ''
+//   page.link(selector)  the absolute href of the first match, or ''
 
 const { chapterInText, numberFrom, parseChapterNumber } = m_core_chapter;
 const { clean } = m_core_util;
@@ -149,7 +153,7 @@ const LIBRARIES = ['manga', 'novel'];
 // defineSite checks an adapter's shape once, at load, so a mistake in one fails
 // every test rather than one Site's page at a Reader's click.
 function defineSite(spec) {
-  if (!spec || typeof spec.site !== 'string' || !/^[a-z]+$/.test(spec.site)) {
+  if (!spec || typeof spec.site !== 'string' || !/^[a-z][a-z0-9-]*$/.test(spec.site)) {
     throw new Error('defineSite: bad site name');
   }
   if (!LIBRARIES.includes(spec.library)) throw new Error(`defineSite ${spec.site}: bad library`);
@@ -168,6 +172,10 @@ function defineSite(spec) {
       chapter: Object.freeze([...(spec.seriesTitleSelectors?.chapter || [])]),
     }),
     titleFromURL: spec.titleFromURL || null,
+    // seriesLinkSelectors find the link to the Series on a chapter page whose
+    // URL names no Series (a theme that puts chapters at the site's root):
+    // that link is what /api/resolve is asked about.
+    seriesLinkSelectors: Object.freeze([...(spec.seriesLinkSelectors || [])]),
   });
 }
 
@@ -187,12 +195,16 @@ function pathParts(url) {
 //   chapter  { label, number (or null), url } on a chapter page whose chapter
 //            could be read, else null
 //   title    the Series title as the page shows it, or ''
+//   resolveURL  the URL to ask /api/resolve about: the page's own, or on a
+//            chapter page of a theme that puts chapters at the root, the link
+//            to its Series the page carries ('' when it carries none)
 function readPage(site, page) {
   const c = site.classify(page.url) || { kind: 'other' };
   const kind = c.kind === 'series' || c.kind === 'chapter' ? c.kind : 'other';
-  const out = { kind, chapter: null, title: '' };
+  const out = { kind, chapter: null, title: '', resolveURL: page.url.href };
   if (kind === 'other') return out;
   if (kind === 'chapter') out.chapter = readChapter(site, page, numberFrom(c.number));
+  if (kind === 'chapter' && c.seriesFromPage) out.resolveURL = seriesLink(site, page);
   out.title = readSeriesTitle(site, page, kind);
   return out;
 }
@@ -225,6 +237,21 @@ function readChapter(site, page, urlNumber) {
   const u = new URL(page.url.href);
   u.hash = '';
   return { label, number, url: u.href };
+}
+
+function seriesLink(site, page) {
+  for (const sel of site.seriesLinkSelectors) {
+    const href = typeof page.link === 'function' ? page.link(sel) : '';
+    if (!href) continue;
+    try {
+      const u = new URL(href, page.url.href);
+      // Only a page of this Site: the panel never asks about a foreign URL.
+      if (siteForHost([site], u.hostname) === site) return u.href;
+    } catch {
+      // not a URL: try the next selector
+    }
+  }
+  return '';
 }
 
 const separators = /\s+[|\-–—·•]\s+/;
@@ -720,6 +747,14 @@ function pageFromDocument(doc, href) {
       try {
         const el = doc.querySelector(selector);
         return el ? clean(el.textContent, 512) : '';
+      } catch {
+        return '';
+      }
+    },
+    link(selector) {
+      try {
+        const el = doc.querySelector(selector);
+        return el && typeof el.href === 'string' ? el.href : '';
       } catch {
         return '';
       }
@@ -1251,7 +1286,7 @@ function start({ script, version, library, baseURL, sites, ...env }) {
     }
     if (state.refFor === state.href && (state.ref || (state.refError && state.refError.code === 'unknown-page'))) return;
     try {
-      state.ref = await client.resolve(state.href);
+      state.ref = await client.resolve(state.page.resolveURL || state.href);
       state.refError = null;
     } catch (err) {
       state.ref = null;
@@ -1416,6 +1451,117 @@ function start({ script, version, library, baseURL, sites, ...env }) {
 return { start };
 })();
 
+// ---- core/families.js
+const m_core_families = (() => {
+// Family adapters: the Sites an Owner added from a family (madara,
+// mangathemesia, lightnovelwp) are recognised by the theme's page shape. The
+// server writes the list of added Sites of this script's Library into the
+// script it serves ({site, family, hosts, series_paths}); the adapters here
+// turn each into an ordinary Site adapter.
+
+const { defineSite, pathParts } = m_core_adapter;
+
+// A chapter segment: "chapter-12", "chapter-12-5", "ch-3", "episode-7".
+const chapterSeg = /^(?:chapter|chap|ch|episode|ep)[-_]?(\d+)(?:[-_.](\d+))?(?:[-_].*)?$/i;
+// A chapter at the root: "<slug>-chapter-12", "<slug>-chapter-12-5".
+const rootChapter = /^(.+?)-(?:chapter|chap|ch|episode|ep)-(\d+)(?:-(\d+))?(?:-.*)?$/i;
+
+function number(whole, part) {
+  return part ? `${whole}.${part}` : whole;
+}
+
+function undash(s) {
+  return s.replace(/[-_]+/g, ' ').trim();
+}
+
+// families: per theme, how a URL is classified and where the page names the
+// chapter, the Series title and (for root chapters) the Series' link.
+const families = {
+  madara: {
+    classify(url, paths) {
+      const p = pathParts(url);
+      if (p.length < 2 || !paths.includes(p[0])) return { kind: 'other' };
+      if (p.length === 2) return { kind: 'series' };
+      const m = chapterSeg.exec(p[2]);
+      return { kind: 'chapter', number: m ? number(m[1], m[2]) : null };
+    },
+    chapterSelectors: ['ol.breadcrumb li.active', '#chapter-heading', '.wp-manga-chapter-title', 'h1'],
+    seriesTitleSelectors: { series: ['.post-title h1', '.post-title h3'], chapter: ['ol.breadcrumb li:nth-last-child(2) a'] },
+    seriesLinkSelectors: [],
+  },
+  mangathemesia: {
+    classify(url, paths) {
+      const p = pathParts(url);
+      if (p.length === 2 && paths.includes(p[0])) return { kind: 'series' };
+      if (p.length === 1) {
+        const m = rootChapter.exec(p[0]);
+        if (m) return { kind: 'chapter', number: number(m[2], m[3]), seriesFromPage: true };
+      }
+      return { kind: 'other' };
+    },
+    chapterSelectors: ['#chapter .headpost h1', 'h1.entry-title'],
+    seriesTitleSelectors: { series: ['h1.entry-title'], chapter: ['.allc a', '.headpost .allc a'] },
+    seriesLinkSelectors: ['.allc a', '.headpost .allc a', '.ts-breadcrumb li:nth-child(2) a'],
+  },
+  lightnovelwp: {
+    classify(url, paths) {
+      const p = pathParts(url);
+      if (p.length === 2 && paths.includes(p[0])) return { kind: 'series' };
+      if (p.length === 1) {
+        const m = rootChapter.exec(p[0]);
+        if (m) return { kind: 'chapter', number: number(m[2], m[3]), seriesFromPage: true };
+      }
+      return { kind: 'other' };
+    },
+    chapterSelectors: ['.epheader h1.entry-title', 'h1.entry-title', '.cat-series'],
+    seriesTitleSelectors: { series: ['h1.entry-title'], chapter: ['.naveps .nvs a[href*="/series/"]', '.ts-breadcrumb li:nth-child(2) a'] },
+    seriesLinkSelectors: ['.naveps a[href*="/series/"]', '.ts-breadcrumb li:nth-child(2) a', 'a[href*="/series/"]'],
+  },
+};
+
+// familySites builds an adapter for each added Site the server listed, of
+// the families this script knows; anything else is left out.
+function familySites(listed, library) {
+  let list = listed;
+  if (typeof listed === 'string') {
+    try {
+      list = listed.startsWith('[') ? JSON.parse(listed) : [];
+    } catch {
+      list = [];
+    }
+  }
+  if (!Array.isArray(list)) return [];
+  const out = [];
+  for (const s of list) {
+    const f = s && families[s.family];
+    if (!f || !Array.isArray(s.hosts) || s.hosts.length === 0) continue;
+    const paths = Array.isArray(s.series_paths) && s.series_paths.length ? s.series_paths : ['manga', 'series', 'comic', 'novel', 'webtoon'];
+    try {
+      out.push(defineSite({
+        site: s.site,
+        library,
+        hosts: s.hosts,
+        brand: new RegExp(s.site.replace(/[-]/g, '[-\\s]?'), 'i'),
+        classify: (url) => f.classify(url, paths),
+        chapterSelectors: f.chapterSelectors,
+        seriesTitleSelectors: f.seriesTitleSelectors,
+        seriesLinkSelectors: f.seriesLinkSelectors,
+        titleFromURL(url) {
+          const p = pathParts(url);
+          if (p.length >= 2 && paths.includes(p[0])) return undash(p[1]);
+          const m = p.length === 1 ? rootChapter.exec(p[0]) : null;
+          return m ? undash(m[1]) : '';
+        },
+      }));
+    } catch {
+      // a name the adapters refuse: the panel stays off that Site
+    }
+  }
+  return out;
+}
+return { familySites };
+})();
+
 // ---- sites/lightnovelworld.js
 const m_sites_lightnovelworld = (() => {
 // lightnovelworld (novel). Series /novel/<slug>, its chapter lists
@@ -1475,9 +1621,10 @@ return { novelfull };
 // ---- lectern-novel.entry.js
 const m_lectern_novel_entry = (() => {
 const { start } = m_core_main;
+const { familySites } = m_core_families;
 const { lightnovelworld } = m_sites_lightnovelworld;
 const { novelfull } = m_sites_novelfull;
-start({ script: "lectern-novel", version: "0.1.0", library: "novel", baseURL: LECTERN_BASE_URL, sites: [lightnovelworld, novelfull] });
+start({ script: "lectern-novel", version: "0.1.0", library: "novel", baseURL: LECTERN_BASE_URL, sites: [lightnovelworld, novelfull, ...familySites(LECTERN_ADDED_SITES, "novel")] });
 return {};
 })();
 })();

@@ -42,10 +42,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lectern-reader/lectern/backend/internal/addedsites"
 	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/fixturesites"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
+	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
 var version = "demo"
@@ -160,6 +162,12 @@ func startDemo(ctx context.Context, o demoOptions) (_ *demo, err error) {
 		opts.Extra = map[string]http.Handler{demoPrefix: in}
 	}
 	d := &demo{browserPath: o.BrowserPath}
+	// The fixture server also stands in for the demo's Sites of a family,
+	// which Lectern learns only when they are added below.
+	if opts.Registry, err = familyRegistry(); err != nil {
+		return nil, err
+	}
+	in.registry = opts.Registry
 	if d.sites, err = fixturesites.Start(opts); err != nil {
 		return nil, err
 	}
@@ -182,6 +190,9 @@ func startDemo(ctx context.Context, o demoOptions) (_ *demo, err error) {
 	if d.readerID, d.token, err = newReader(ctx, d.lectern.Store, "demo", d.password, true); err != nil {
 		return nil, err
 	}
+	if err := addFamilySites(ctx, d.lectern); err != nil {
+		return nil, err
+	}
 	if err := seed(ctx, d.lectern.Server.Library(), d.readerID); err != nil {
 		return nil, err
 	}
@@ -201,6 +212,37 @@ func (d *demo) Close() error {
 		errs = append(errs, d.sites.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// familyRegistry is the built-in Sites and the demo's Sites of a family,
+// for the fixture server to know their hosts and pages.
+func familyRegistry() (*latest.Registry, error) {
+	reg := latest.Default()
+	var added []*latest.Site
+	for _, f := range fixturesites.FamilySites {
+		s, err := latest.NewFamilySite(f.Site, f.Family, f.Hosts, latest.Kind(f.Kind), nil)
+		if err != nil {
+			return nil, err
+		}
+		added = append(added, s)
+	}
+	return reg, reg.SetAdded(added...)
+}
+
+// addFamilySites adds the demo's Sites of a family to the running Lectern
+// the way `lectern site add` does (addedsites.Service.Add), at the demo's
+// brisk pace, so a newcomer sees an added Site work end to end.
+func addFamilySites(ctx context.Context, l *lectern) error {
+	pace := 200 * time.Millisecond
+	for _, f := range fixturesites.FamilySites {
+		if _, _, err := l.Server.Sites().Add(ctx, addedsites.Def{Site: f.Site, Family: f.Family, Kind: f.Kind, Hosts: f.Hosts}); err != nil {
+			return fmt.Errorf("add the demo Site %s: %w", f.Site, err)
+		}
+		if err := l.Store.ChangeSiteSettings(ctx, f.Site, store.SiteChange{SetPace: true, Pace: &pace}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // seed bookmarks one Series of each Library, so the panel has something to
@@ -302,7 +344,8 @@ func instructions(w io.Writer, sites *fixturesites.Server, base, password, token
 	p("  sign in as       demo / %s   (an Owner)", password)
 	p("  API token        %s", token)
 	p("  fixture Sites    https://%s  (loopback HTTPS, throwaway CA; stands in for asurascans.com, comix.to,", sites.Addr())
-	p("                   demonicscans.org, kagane.to, lightnovelworld.com, novelfull.com and their image hosts)")
+	p("                   demonicscans.org, kagane.to, lightnovelworld.com, novelfull.com, the added Sites")
+	p("                   toonhaven.test and lanternreads.test, and their image hosts)")
 	if sitesDir != "" {
 		p("  Site pages       %s/<site>/<file> when there (read on every request), else testdata/sites", sitesDir)
 	}
@@ -319,6 +362,10 @@ func instructions(w io.Writer, sites *fixturesites.Server, base, password, token
 	p("(Poll of the series page, then the Cover). Click Refresh a moment later and the Cover shows,")
 	p("served from %s/covers/. The same Bookmarks are in the web library at %s/library/manga.", base, base)
 	p("A novel page, with the novel userscript: %s", fixturesites.LightNovelWorldChapter)
+	p("")
+	p("Two Sites of a family were added at start, as an Owner adds one (lectern site add, or the Owner")
+	p("console's Sites page): toonhaven (madara, manga) and lanternreads (lightnovelwp, novel), on invented")
+	p("hosts. Bookmark them from the panel the same way: %s and %s.", fixturesites.ToonhavenSeries, fixturesites.LanternreadsChapter)
 	p("")
 	if inject {
 		p("DEMO ONLY: the fixture server puts the built userscript into every page it serves, with stand-in")

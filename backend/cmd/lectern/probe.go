@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/lectern-reader/lectern/backend/internal/addedsites"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/fetch"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
@@ -23,7 +24,8 @@ import (
 const probeMaxBody = 32 << 20
 
 const probeUsage = `Usage:
-  lectern probe --site SITE --file PATH [--page series|chapter] [--url PAGE_URL]
+  lectern probe --site SITE --file PATH [--file PATH2] [--page series|chapter] [--url PAGE_URL]
+  lectern probe --family F [--kind manga|novel] [--option k=v] --url PAGE_URL --file PATH [--file PATH2] [--page series|chapter]
   lectern probe URL
 
 Reads a page of a Site the way the Poll and the archive do, and prints one
@@ -35,17 +37,28 @@ USER_AGENT, SITE_PACE, FETCH_* apply). A series URL is probed as a series
 page, a chapter URL as a chapter page:
 
   {"site","key","page","title","latest_chapter":{"label","number","url","locked"},
-   "cover","chapters":[...],"pages":[...],"text_chars":N,"problem":"",
+   "cover","chapters":[...],"pages":[...],"text_chars":N,"text":"...","problem":"",
    "detail","body_bytes"}
 
 For an Owner debugging a Site that changed: save the page's body (for
 browser Sites, the payload as read in the tab: kagane's API JSON) and probe it.
+For a Site of a family not added yet (or to see which family fits a site),
+--family reads the body as that family would, the host taken from --url; the
+family's usual series paths (/manga/, /series/, /comic/, /novel/, /webtoon/)
+are recognised without options, and the key is FAMILY:slug.
 
   --site SITE    the Site the body is from (%s)
-  --file PATH    the saved body; - reads standard input
+  --family F     the family to read the body as (%s), instead of --site
+  --kind KIND    with --family: manga or novel (default: the family's usual one)
+  --option k=v   with --family: one of its options (repeat for more)
+  --file PATH    the saved body; - reads standard input. Repeat it in the order
+                 the poll reads them: the series page, then its chapter list
+                 (madara's ajax answer); one --file may be probed alone
   --page KIND    series (default): title, Latest Chapter, Cover, chapter list;
                  chapter: the page images or the text
-  --url URL      the page's URL, for its key and for relative links
+  --url URL      the page's URL, for its key and for relative links; one that
+                 names no Series (a chapter of a theme that puts chapters at the
+                 root) is accepted, with "key": ""
 
 Exit status: 0 when the page answered (problem may still name a chapter that
 is locked or a Series without chapters), 3 when the body is not a series or
@@ -63,12 +76,16 @@ func init() {
 func runProbe(ctx context.Context, env *cmdEnv, args []string) int {
 	reg := latest.Default()
 	names := reg.Names()
-	usage := fmt.Sprintf(probeUsage, strings.Join(names, ", "))
+	usage := fmt.Sprintf(probeUsage, strings.Join(names, ", "), strings.Join(familyNames(), ", "))
 
 	fs := flag.NewFlagSet("probe", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	site := fs.String("site", "", "")
-	file := fs.String("file", "", "")
+	family := fs.String("family", "", "")
+	kind := fs.String("kind", "", "")
+	var files, options repeated
+	fs.Var(&files, "file", "")
+	fs.Var(&options, "option", "")
 	page := fs.String("page", latest.PageSeries, "")
 	pageURL := fs.String("url", "", "")
 	if err := fs.Parse(args); err != nil {
@@ -80,13 +97,16 @@ func runProbe(ctx context.Context, env *cmdEnv, args []string) int {
 		return 2
 	}
 	if fs.NArg() > 0 {
-		if *site != "" || *file != "" || fs.NArg() > 1 {
+		if *site != "" || *family != "" || len(files) > 0 || fs.NArg() > 1 {
 			fmt.Fprintf(env.stderr, "lectern probe: give either a URL or --site and --file\n\n%s", usage)
 			return 2
 		}
 		return probeURL(ctx, env, reg, fs.Arg(0))
 	}
-	if *site == "" || *file == "" {
+	if *family != "" {
+		return probeFamily(env, *family, *kind, options, *page, *pageURL, files, usage)
+	}
+	if *site == "" || len(files) == 0 {
 		fmt.Fprintf(env.stderr, "lectern probe: --site and --file are required\n\n%s", usage)
 		return 2
 	}
@@ -95,22 +115,92 @@ func runProbe(ctx context.Context, env *cmdEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "lectern probe: unknown site %q (one of %s)\n", *site, strings.Join(names, ", "))
 		return 2
 	}
-	if *page != latest.PageSeries && *page != latest.PageChapter {
-		fmt.Fprintf(env.stderr, "lectern probe: --page must be series or chapter, not %q\n", *page)
+	return probeFiles(env, s, *page, *pageURL, files)
+}
+
+// probeFamily probes saved bodies as a Site of a family on the host of
+// pageURL would read them.
+func probeFamily(env *cmdEnv, family, kind string, options []string, page, pageURL string, files []string, usage string) int {
+	if pageURL == "" || len(files) == 0 {
+		fmt.Fprintf(env.stderr, "lectern probe: --family needs --url (its host is the Site's) and --file\n\n%s", usage)
 		return 2
 	}
-	if *pageURL != "" {
-		if _, err := s.ResolveOn(*pageURL); err != nil {
+	u, err := url.Parse(strings.TrimSpace(pageURL))
+	if err != nil || u.Hostname() == "" {
+		fmt.Fprintf(env.stderr, "lectern probe: --url %q is not an absolute URL\n", pageURL)
+		return 2
+	}
+	opts := map[string]string{}
+	for _, o := range options {
+		k, v, ok := strings.Cut(o, "=")
+		if !ok || k == "" {
+			fmt.Fprintf(env.stderr, "lectern probe: --option %q must be key=value\n", o)
+			return 2
+		}
+		opts[k] = v
+	}
+	// The family's name is the Site's, so the key reads FAMILY:slug.
+	s, err := latest.NewFamilySite(family, family, []string{u.Hostname()}, latest.Kind(kind), opts)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "lectern probe: %v\n", err)
+		return 2
+	}
+	return probeFiles(env, s, page, pageURL, files)
+}
+
+// probeFiles reads the bodies and probes the first; the others answer the
+// further requests the Site makes, in order.
+func probeFiles(env *cmdEnv, s *latest.Site, page, pageURL string, files []string) int {
+	if page != latest.PageSeries && page != latest.PageChapter {
+		fmt.Fprintf(env.stderr, "lectern probe: --page must be series or chapter, not %q\n", page)
+		return 2
+	}
+	if pageURL != "" {
+		// A URL of the Site that names no Series is a page still: its key
+		// is "".
+		if _, err := s.ResolveOn(pageURL); err != nil && !errors.Is(err, latest.ErrNotSeriesURL) {
 			fmt.Fprintf(env.stderr, "lectern probe: --url: %v\n", err)
 			return 2
 		}
 	}
-	body, err := readProbeBody(env, *file)
-	if err != nil {
-		fmt.Fprintf(env.stderr, "lectern probe: %v\n", err)
-		return 1
+	bodies := make([][]byte, 0, len(files))
+	for _, f := range files {
+		body, err := readProbeBody(env, f)
+		if err != nil {
+			fmt.Fprintf(env.stderr, "lectern probe: %v\n", err)
+			return 1
+		}
+		bodies = append(bodies, body)
 	}
-	return printProbe(env, latest.Probe(s, *page, *pageURL, body))
+	var more latest.PageFetcher
+	if len(bodies) > 1 {
+		more = &savedBodies{bodies: bodies[1:], files: files[1:]}
+	}
+	return printProbe(env, latest.ProbeWith(context.Background(), s, page, pageURL, bodies[0], more))
+}
+
+// savedBodies answers a Site's further requests with the saved bodies, in
+// the order given.
+type savedBodies struct {
+	bodies [][]byte
+	files  []string
+}
+
+func (b *savedBodies) next(what string) ([]byte, error) {
+	if len(b.bodies) == 0 {
+		return nil, fmt.Errorf("the Site asks for %s, and no further --file is given", what)
+	}
+	body := b.bodies[0]
+	b.bodies = b.bodies[1:]
+	return body, nil
+}
+
+func (b *savedBodies) FetchPage(_ context.Context, rawURL string) ([]byte, error) {
+	return b.next(rawURL)
+}
+
+func (b *savedBodies) PostForm(_ context.Context, rawURL string, form url.Values) ([]byte, error) {
+	return b.next("POST " + rawURL + " " + form.Encode())
 }
 
 // printProbe writes the result and returns the exit status.
@@ -156,14 +246,17 @@ var probeSeams *server.Seams
 // probeURL fetches a Site page through the Poll's fetcher and pacing gate
 // and probes it.
 func probeURL(ctx context.Context, env *cmdEnv, reg *latest.Registry, raw string) int {
-	ref, err := reg.Resolve(raw)
-	if err != nil {
-		fmt.Fprintf(env.stderr, "lectern probe: %v\n", err)
+	ref, unknown := reg.Resolve(raw)
+	if unknown != nil && !errors.Is(unknown, latest.ErrUnknownSite) {
+		fmt.Fprintf(env.stderr, "lectern probe: %v\n", unknown)
 		return 2
 	}
-	site, _ := reg.Lookup(ref.Site)
 	cfg, err := config.Load(config.Lookup(env.getenv), "probe")
 	if err == nil && cfg.DatabaseURL == "" {
+		if unknown != nil {
+			fmt.Fprintf(env.stderr, "lectern probe: %v\n", unknown)
+			return 2
+		}
 		err = errors.New("DATABASE_URL is required: probe URL paces its request through the gate shared with the running replicas")
 	}
 	if err != nil {
@@ -176,6 +269,19 @@ func probeURL(ctx context.Context, env *cmdEnv, reg *latest.Registry, raw string
 		return 1
 	}
 	defer st.Close()
+	if unknown != nil {
+		// Perhaps a Site the Owner added: the registry as the replicas have it.
+		added := &addedsites.Service{Store: st, Registry: reg, Logger: newLogger(env.stderr, cfg)}
+		if err := added.Refresh(ctx); err != nil {
+			fmt.Fprintf(env.stderr, "lectern probe: %v\n", err)
+			return 1
+		}
+		if ref, err = reg.Resolve(raw); err != nil {
+			fmt.Fprintf(env.stderr, "lectern probe: %v\n", err)
+			return 2
+		}
+	}
+	site, _ := reg.Lookup(ref.Site)
 	sites, closeFetch, err := server.NewSiteFetcher(cfg, st, reg, newLogger(env.stderr, cfg), probeSeams)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "lectern probe: %v\n", err)
@@ -194,7 +300,7 @@ func probeURL(ctx context.Context, env *cmdEnv, reg *latest.Registry, raw string
 		fmt.Fprintf(env.stderr, "lectern probe: %v\n", err)
 		return 1
 	}
-	return printProbe(env, latest.Probe(site, page, got.URL, got.Body))
+	return printProbe(env, latest.ProbeWith(ctx, site, page, got.URL, got.Body, fetch.Pages(sites, site)))
 }
 
 // sameSeriesPage reports whether raw is the series page ref names (any

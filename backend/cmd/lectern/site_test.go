@@ -82,3 +82,60 @@ func TestSiteCommands(t *testing.T) {
 	}
 	require.Equal(t, "1.5s", settings().Sites["demonic"].Pace.String(), "nothing refused was stored")
 }
+
+// `lectern site add|list|remove` store the Owner's added Sites through the
+// same service as the API; the running replicas load them from there.
+func TestSiteAddListRemove(t *testing.T) {
+	t.Parallel()
+	db := pgtest.NewURL(t)
+	env := map[string]string{"DATABASE_URL": db}
+	ctx := context.Background()
+	st, err := store.Open(ctx, db)
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+
+	code, out, errOut := runCmd(t, env, "", "site", "add", "toonhaven", "--family", "madara", "--host", "toonhaven.test",
+		"--host", "toonhaven.example", "--kind", "manga", "--option", "chapters=ajax")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "added toonhaven (madara manga on toonhaven.test, toonhaven.example); running replicas apply it within SITES_REFRESH")
+	rows, err := st.AddedSites(ctx)
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	require.Equal(t, []string{"toonhaven.test", "toonhaven.example"}, rows[0].Hosts)
+	require.Equal(t, map[string]string{"chapters": "ajax"}, rows[0].Options)
+
+	code, out, errOut = runCmd(t, env, "", "site", "list")
+	require.Equal(t, 0, code, errOut)
+	require.Regexp(t, `(?m)^toonhaven +manga +toonhaven\.test,toonhaven\.example +family madara chapters=ajax$`, out)
+	require.Regexp(t, `(?m)^asura +manga .* built-in$`, out)
+
+	// The other commands know an added Site.
+	code, _, errOut = runCmd(t, env, "", "site", "set", "toonhaven", "--pace", "500ms")
+	require.Equal(t, 0, code, errOut)
+
+	for _, tc := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"site", "add", "toonhaven", "--family", "madara", "--host", "other.test"}, 2, "exists"},
+		{[]string{"site", "add", "inkstone", "--family", "madara", "--host", "toonhaven.test"}, 2, "already a host of the Site toonhaven"},
+		{[]string{"site", "add", "inkstone", "--family", "mangathemesia", "--host", "inkstone.test", "--kind", "novel"}, 2, "serves manga"},
+		{[]string{"site", "add", "inkstone", "--host", "inkstone.test"}, 2, "--family and at least one --host are required"},
+		{[]string{"site", "add", "inkstone", "--family", "madara", "--host", "inkstone.test", "--option", "chapters"}, 2, "must be key=value"},
+		{[]string{"site", "remove", "asura"}, 2, "built-in"},
+		{[]string{"site", "remove", "nosuch"}, 1, "no added Site nosuch"},
+		{[]string{"site", "list", "extra"}, 2, "Usage: lectern site list"},
+	} {
+		code, _, errOut := runCmd(t, env, "", tc.args...)
+		require.Equal(t, tc.code, code, "%v: %s", tc.args, errOut)
+		require.Contains(t, errOut, tc.says, "%v", tc.args)
+	}
+
+	code, out, errOut = runCmd(t, env, "", "site", "remove", "toonhaven")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "removed toonhaven")
+	code, out, _ = runCmd(t, env, "", "site", "list")
+	require.Equal(t, 0, code)
+	require.NotContains(t, out, "toonhaven")
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/lectern-reader/lectern/backend/internal/addedsites"
 	"github.com/lectern-reader/lectern/backend/internal/errs"
 	"github.com/lectern-reader/lectern/backend/internal/face"
 	"github.com/lectern-reader/lectern/backend/internal/poll"
@@ -23,6 +24,8 @@ type Admin struct {
 	// console: its controls, its policy and each Site's status.
 	Console *poll.Console
 	Logger  *slog.Logger
+	// Sites adds, changes, removes and probes the Sites of a family.
+	Sites *addedsites.Service
 }
 
 // FailingShown is how many failing Series the status lists.

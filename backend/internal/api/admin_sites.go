@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/lectern-reader/lectern/backend/internal/face"
+	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/poll"
 )
 
@@ -23,6 +24,7 @@ func (ad *Admin) siteRoutes(r chi.Router) {
 	r.Post("/pause", ad.pauseAll)
 	r.Post("/resume", ad.resumeAll)
 	r.Put("/sites/{site}", ad.changeSite)
+	ad.addedSiteRoutes(r)
 	r.Post("/sites/{site}/pause", ad.pauseSite)
 	r.Post("/sites/{site}/resume", ad.resumeSite)
 }
@@ -63,11 +65,14 @@ func (ad *Admin) resumeAll(w http.ResponseWriter, r *http.Request) {
 }
 
 // SiteSettingsJSON is the body of PUT /api/admin/sites/{site}: each field
-// optional, absent to leave it, null to put it back to its default. The
-// Site families add hosts and options for added Sites here.
+// optional, absent to leave it, null to put it back to its default. hosts
+// and options replace an added Site's (a built-in Site has none to change:
+// 422).
 type SiteSettingsJSON struct {
 	PaceMS        json.RawMessage `json:"pace_ms"`
 	BudgetPerHour json.RawMessage `json:"budget_per_hour"`
+	Hosts         json.RawMessage `json:"hosts"`
+	Options       json.RawMessage `json:"options"`
 }
 
 // SiteSettingsAnswerJSON is the answer of PUT /api/admin/sites/{site}: the
@@ -79,6 +84,18 @@ type SiteSettingsAnswerJSON struct {
 	BudgetPerHour int    `json:"budget_per_hour"`
 	BudgetSource  string `json:"budget_source"`
 	OwnerPaused   bool   `json:"owner_paused"`
+	// Hosts, Family and Options are the Site's definition (family "" and
+	// no options for a built-in Site).
+	Hosts   []string          `json:"hosts"`
+	Family  string            `json:"family"`
+	Options map[string]string `json:"options"`
+}
+
+func optionsOf(s *latest.Site) map[string]string {
+	if s.Options == nil {
+		return map[string]string{}
+	}
+	return s.Options
 }
 
 func (ad *Admin) changeSite(w http.ResponseWriter, r *http.Request) {
@@ -92,14 +109,27 @@ func (ad *Admin) changeSite(w http.ResponseWriter, r *http.Request) {
 		face.WriteError(w, status, msg)
 		return
 	}
-	change, msg := body.change()
-	if msg != "" {
-		face.WriteError(w, http.StatusUnprocessableEntity, msg)
-		return
+	definition := body.Hosts != nil || body.Options != nil
+	settings := body.PaceMS != nil || body.BudgetPerHour != nil
+	var change poll.SiteChange
+	if settings || !definition {
+		var msg string
+		if change, msg = body.change(); msg != "" {
+			face.WriteError(w, http.StatusUnprocessableEntity, msg)
+			return
+		}
 	}
-	if err := ad.Console.Controls.ChangeSite(r.Context(), site, change); err != nil {
-		ad.controlFailed(w, r, err)
-		return
+	if definition {
+		if err := ad.changeAddedSite(r.Context(), site, body.Hosts, body.Options); err != nil {
+			ad.controlFailed(w, r, err)
+			return
+		}
+	}
+	if settings {
+		if err := ad.Console.Controls.ChangeSite(r.Context(), site, change); err != nil {
+			ad.controlFailed(w, r, err)
+			return
+		}
 	}
 	st, err := ad.Console.Status(r.Context(), 0)
 	if err != nil {
@@ -109,7 +139,8 @@ func (ad *Admin) changeSite(w http.ResponseWriter, r *http.Request) {
 	for _, s := range st.Sites {
 		if s.Site.Name == site {
 			face.WriteJSON(w, http.StatusOK, SiteSettingsAnswerJSON{Site: site, PaceMS: s.Pace.Milliseconds(), PaceSource: s.PaceSource,
-				BudgetPerHour: s.Budget.PerHour, BudgetSource: s.Budget.Source, OwnerPaused: s.OwnerPaused})
+				BudgetPerHour: s.Budget.PerHour, BudgetSource: s.Budget.Source, OwnerPaused: s.OwnerPaused,
+				Hosts: s.Site.Hosts, Family: s.Site.Family, Options: optionsOf(s.Site)})
 			return
 		}
 	}
@@ -119,7 +150,7 @@ func (ad *Admin) changeSite(w http.ResponseWriter, r *http.Request) {
 // change reads the body as a poll.SiteChange; msg names what is wrong.
 func (b SiteSettingsJSON) change() (c poll.SiteChange, msg string) {
 	if b.PaceMS == nil && b.BudgetPerHour == nil {
-		return c, "nothing to change: send pace_ms, budget_per_hour or both"
+		return c, "nothing to change: send pace_ms, budget_per_hour, or, for an added Site, hosts or options"
 	}
 	if isNull(b.PaceMS) {
 		c.DefaultPace = true

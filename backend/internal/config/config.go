@@ -63,6 +63,7 @@ type Config struct {
 	CoverMaxBytes       int64         `envconfig:"COVER_MAX_BYTES" default:"2097152" desc:"largest Cover or archived page image accepted, in bytes"`
 	ListCacheBytes      int64         `envconfig:"LIST_CACHE_BYTES" default:"67108864" desc:"memory for encoded Bookmark lists kept between panel refreshes, in bytes (64 MiB); each list is kept per Reader, Library, list version and coding until it changes; 0 keeps none"`
 	Workers             int           `envconfig:"WORKERS" default:"4" desc:"background jobs run at once by this replica; 0 runs none (a replica that only serves HTTP)"`
+	SitesRefresh        time.Duration `envconfig:"SITES_REFRESH" default:"20s" desc:"how often this replica reloads the Sites the Owner added, changed or removed at run time (lectern site add|remove); at least 1s"`
 	ArchiveSweep        time.Duration `envconfig:"ARCHIVE_SWEEP" default:"24h" desc:"how often the archive's sweep queues again the chapters of Series kept archiving that were missed, ran out of attempts a day before, or lost their files; 0 turns it off"`
 
 	// Trackers (package tracker, docs/trackers.md). Their endpoints are the
@@ -157,6 +158,9 @@ func (c *Config) check() []string {
 	}
 	if c.PollInterval != 0 && c.PollInterval < time.Minute {
 		p = append(p, fmt.Sprintf("POLL_INTERVAL is too short: %s (at least 1m)", c.PollInterval))
+	}
+	if c.SitesRefresh != 0 && c.SitesRefresh < time.Second {
+		p = append(p, fmt.Sprintf("SITES_REFRESH is too short: %s (at least 1s)", c.SitesRefresh))
 	}
 	if c.Workers < 0 {
 		p = append(p, "WORKERS must be 0 or more")

@@ -256,6 +256,20 @@ func redactURL(raw string) string {
 // *StatusError; a body over the cap is ErrTooLarge; a URL or redirect off the
 // Site's hosts is ErrForeignHost, refused before any connection.
 func (f *PlainFetcher) Fetch(ctx context.Context, site *latest.Site, rawURL string, cond Conditional) (Page, error) {
+	return f.do(ctx, site, http.MethodGet, rawURL, nil, cond)
+}
+
+// PostForm posts form to a page of site, pinned and paced as Fetch is: a
+// theme's chapter list (madara's ajax endpoints) answers only a POST. A
+// redirect is followed with GET, as browsers do.
+func (f *PlainFetcher) PostForm(ctx context.Context, site *latest.Site, rawURL string, form url.Values) (Page, error) {
+	if form == nil {
+		form = url.Values{}
+	}
+	return f.do(ctx, site, http.MethodPost, rawURL, form, Conditional{})
+}
+
+func (f *PlainFetcher) do(ctx context.Context, site *latest.Site, method, rawURL string, form url.Values, cond Conditional) (Page, error) {
 	u, err := pinURL(site, rawURL)
 	if err != nil {
 		return Page{}, fmt.Errorf("fetch %s page: %w", site.Name, err)
@@ -266,11 +280,21 @@ func (f *PlainFetcher) Fetch(ctx context.Context, site *latest.Site, rawURL stri
 	if err != nil {
 		return Page{}, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	var reqBody io.Reader
+	if form != nil {
+		reqBody = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), reqBody)
 	if err != nil {
 		return Page{}, fmt.Errorf("fetch %s: %w", u.Redacted(), err)
 	}
 	h := req.Header
+	if form != nil {
+		h.Set("Content-Type", "application/x-www-form-urlencoded")
+		// What the theme's own script sends; some installs answer the
+		// ajax endpoints only to it.
+		h.Set("X-Requested-With", "XMLHttpRequest")
+	}
 	h.Set("Accept", "text/html,application/xhtml+xml,application/json;q=0.9,*/*;q=0.8")
 	h.Set("Accept-Language", "en")
 	if f.opts.UserAgent != "" {

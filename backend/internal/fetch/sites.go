@@ -2,7 +2,9 @@ package fetch
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/url"
 
 	"github.com/lectern-reader/lectern/backend/internal/fetch/browser"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
@@ -67,6 +69,25 @@ func (f *Sites) read(ctx context.Context, site *latest.Site, pageURL string) (Pa
 	return Page{URL: u.String(), Body: []byte(payload), Via: "browser", Waited: waited()}, nil
 }
 
+// FormPoster is a Fetcher that can also post a form to a Site page (the
+// production Sites can; a test's fake Fetcher need not).
+type FormPoster interface {
+	PostForm(ctx context.Context, site *latest.Site, pageURL string, form url.Values) (Page, error)
+}
+
+// ErrNoPost: the Fetcher in use cannot post forms.
+var ErrNoPost = errors.New("this fetcher cannot post forms")
+
+// PostForm implements FormPoster: always through the plain fetcher, pinned
+// and paced; a browser Site's read has no form to post, so a browser-only
+// Site is refused.
+func (f *Sites) PostForm(ctx context.Context, site *latest.Site, pageURL string, form url.Values) (Page, error) {
+	if f.Policy.PageRoute(site) == RouteNone {
+		return Page{}, fmt.Errorf("post %s page: %s is read only in a browser: %w", site.Name, site.Name, ErrNoBrowser)
+	}
+	return f.Plain.PostForm(ctx, site, pageURL, form)
+}
+
 // Pages returns the PageFetcher a Site's ChapterList override uses: f,
 // pinned to that Site, its body or an error.
 func Pages(f Fetcher, site *latest.Site) latest.PageFetcher { return sitePages{f: f, site: site} }
@@ -78,6 +99,18 @@ type sitePages struct {
 
 func (p sitePages) FetchPage(ctx context.Context, rawURL string) ([]byte, error) {
 	page, err := p.f.FetchSeries(ctx, p.site, rawURL, Conditional{})
+	if err != nil {
+		return nil, err
+	}
+	return page.Body, nil
+}
+
+func (p sitePages) PostForm(ctx context.Context, rawURL string, form url.Values) ([]byte, error) {
+	poster, ok := p.f.(FormPoster)
+	if !ok {
+		return nil, fmt.Errorf("post %s: %w", rawURL, ErrNoPost)
+	}
+	page, err := poster.PostForm(ctx, p.site, rawURL, form)
 	if err != nil {
 		return nil, err
 	}

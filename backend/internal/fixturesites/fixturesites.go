@@ -288,13 +288,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Hang up without an answer, as a dead upstream does.
 		panic(http.ErrAbortHandler)
 	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-		return
-	}
 	rt := s.routes[key(host, r.URL.Path, r.URL.RawQuery)]
 	if rt == nil {
 		rt = s.routes[key(host, r.URL.Path, "")]
+	}
+	// Pages are read with GET; a theme's ajax chapter list (Post) answers
+	// the POST its script sends.
+	if r.Method != http.MethodGet && r.Method != http.MethodHead && !(r.Method == http.MethodPost && rt != nil && rt.page != nil && rt.page.Post) {
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
 	}
 	if rt == nil {
 		http.NotFound(w, r)
@@ -395,8 +397,14 @@ func (s *Server) load() error {
 		return nil
 	}
 	var shown []*url.URL
-	for i := range pages {
-		p := &pages[i]
+	all := slices.Clone(pages)
+	for _, p := range familyPages {
+		if _, ok := s.opts.Registry.Lookup(p.Site); ok {
+			all = append(all, p)
+		}
+	}
+	for i := range all {
+		p := &all[i]
 		site, ok := s.opts.Registry.Lookup(p.Site)
 		if !ok {
 			return fmt.Errorf("fixture sites: page %s names unknown site %q", p.URL, p.Site)
@@ -410,7 +418,11 @@ func (s *Server) load() error {
 		}
 		body := []byte(p.Body)
 		if p.File != "" {
-			if body, err = os.ReadFile(filepath.Join(s.opts.Dir, p.Site, p.File)); err != nil {
+			dir := filepath.Join(s.opts.Dir, p.Site)
+			if p.Family != "" {
+				dir = filepath.Join(s.opts.Dir, "..", "families", p.Family)
+			}
+			if body, err = os.ReadFile(filepath.Join(dir, p.File)); err != nil {
 				return fmt.Errorf("fixture sites: %w", err)
 			}
 		}

@@ -11,9 +11,12 @@ type Page struct {
 	// makes the entry answer only that exact query; without one the entry
 	// answers its path whatever the query ("www." is ignored either way).
 	URL string
-	// File is the fixture under testdata/sites/<Site>/; "" with Body set for
-	// a page no fixture holds.
+	// File is the fixture under testdata/sites/<Site>/ (testdata/families/<Family>/
+	// for a page of an added Site); "" with Body set for a page no fixture holds.
 	File string
+	// Family is the family of an added Site's page; such a page is served
+	// only when the registry has its Site (the demo adds them).
+	Family string
 	// Body is a generated page (File "").
 	Body string
 	// ContentType defaults to HTML.
@@ -22,6 +25,8 @@ type Page struct {
 	// at ReadAs (default URL); Chapter marks one it reads page images from.
 	Series, Chapter bool
 	ReadAs          string
+	// Post marks a page that answers POST too (madara's ajax chapter list).
+	Post bool
 }
 
 // Well-known pages, for tests and for the demo's instructions.
@@ -47,6 +52,39 @@ const kaganeShell = `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>The Tower of Nine Gates | Kagane</title></head>
 <body><div id="__next"><h1>The Tower of Nine Gates</h1></div></body></html>
 `
+
+// The demo's Sites of a family, on invented hosts: added at run time as an
+// Owner would (`lectern site add`), their pages from testdata/families.
+const (
+	ToonhavenSeries     = "https://toonhaven.test/manga/iron-orchard/"
+	LanternreadsSeries  = "https://lanternreads.test/series/the-salt-archivist/"
+	LanternreadsChapter = "https://lanternreads.test/the-salt-archivist-chapter-212/"
+	// lanternreadsNewest is the newest free chapter its list names.
+	lanternreadsNewest = "https://lanternreads.test/the-salt-archivist-chapter-212-5/"
+)
+
+// FamilySite is the definition of one of the demo's Sites of a family.
+type FamilySite struct {
+	Site, Family, Kind string
+	Hosts              []string
+}
+
+// FamilySites are the demo's Sites of a family: a madara manga Site and a
+// lightnovelwp novel Site.
+var FamilySites = []FamilySite{
+	{Site: "toonhaven", Family: "madara", Kind: "manga", Hosts: []string{"toonhaven.test"}},
+	{Site: "lanternreads", Family: "lightnovelwp", Kind: "novel", Hosts: []string{"lanternreads.test"}},
+}
+
+// familyPages are the pages of FamilySites.
+var familyPages = []Page{
+	{Site: "toonhaven", Family: "madara", URL: ToonhavenSeries, File: "series-ajax.html", Series: true},
+	{Site: "toonhaven", Family: "madara", URL: ToonhavenSeries + "ajax/chapters/", File: "chapters-ajax.html", Post: true},
+	{Site: "toonhaven", Family: "madara", URL: ToonhavenSeries + "chapter-100/", File: "chapter.html", Chapter: true},
+	{Site: "lanternreads", Family: "lightnovelwp", URL: LanternreadsSeries, File: "series.html", Series: true},
+	{Site: "lanternreads", Family: "lightnovelwp", URL: LanternreadsChapter, File: "chapter.html", Chapter: true},
+	{Site: "lanternreads", Family: "lightnovelwp", URL: lanternreadsNewest, File: "chapter.html", Chapter: true},
+}
 
 // pages are the pages served by default. Variants of the same URL (no
 // Cover, challenge, access denied, sign-in wall, error) are not served: a

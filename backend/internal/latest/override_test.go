@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"sync"
 	"testing"
 
@@ -36,6 +37,20 @@ func (f *fixtureFetcher) FetchPage(ctx context.Context, rawURL string) ([]byte, 
 	body, ok := f.pages[rawURL]
 	if !ok {
 		return nil, fmt.Errorf("%s: %w", rawURL, errNoSuchPage)
+	}
+	return body, nil
+}
+
+func (f *fixtureFetcher) PostForm(ctx context.Context, rawURL string, form url.Values) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.asked = append(f.asked, "POST "+rawURL+" "+form.Encode())
+	if f.failed != nil {
+		return nil, f.failed
+	}
+	body, ok := f.pages["POST "+rawURL]
+	if !ok {
+		return nil, fmt.Errorf("POST %s: %w", rawURL, errNoSuchPage)
 	}
 	return body, nil
 }

@@ -65,6 +65,9 @@ type Content struct {
 // connections.
 type PageFetcher interface {
 	FetchPage(ctx context.Context, rawURL string) ([]byte, error)
+	// PostForm posts form (application/x-www-form-urlencoded) to rawURL and
+	// returns the answer's body: madara's chapter list is a POST.
+	PostForm(ctx context.Context, rawURL string, form url.Values) ([]byte, error)
 }
 
 // Browser is what a browser Site contributes to the shared tab lifecycle: the
@@ -120,8 +123,19 @@ type Site struct {
 	// the extra fetches through the caller's fetcher.
 	ChapterList func(ctx context.Context, fetch PageFetcher, seriesURL string, seriesBody []byte) ([]Chapter, error)
 
+	// LatestOf, when set, replaces Latest for the Poll: the Latest Chapter
+	// needs a further body (madara's ajax chapter list when the page lists
+	// none), fetched through the caller's pinned, paced fetcher. Latest
+	// still answers from the series page alone.
+	LatestOf func(ctx context.Context, fetch PageFetcher, seriesURL string, seriesBody []byte) (Chapter, error)
+
 	// Browser is set for Sites whose pages sit behind a JavaScript challenge.
 	Browser *Browser
+
+	// Family is the family an added Site was made from ("" for a built-in
+	// Site), Options the options it was made with.
+	Family  string
+	Options map[string]string
 
 	// Trackers, when set, reads the tracker entries a series page names
 	// (MangaDex's links: al, mal, mu): tracker ("anilist", "myanimelist",

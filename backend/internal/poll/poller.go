@@ -258,7 +258,13 @@ func (p *Poller) answered(ctx context.Context, log *slog.Logger, site *latest.Si
 	if err != nil || page.URL == "" {
 		pu, _ = url.Parse(ser.SeriesURL)
 	}
-	newest, lerr := site.Latest(page.Body, pu)
+	// A Site whose Latest Chapter needs a further body (madara's ajax list)
+	// fetches it through the same pinned, paced fetcher as the page.
+	seriesURL := ser.SeriesURL
+	if pu != nil {
+		seriesURL = pu.String()
+	}
+	newest, lerr := site.LatestFrom(ctx, fetch.Pages(p.Fetch, site), seriesURL, page.Body)
 	if lerr != nil && latest.IsBackoffProblem(lerr) {
 		return p.backOff(ctx, log, site, key, problemText(lerr), 0, len(page.Body), took)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/lectern-reader/lectern/backend/internal/addedsites"
 	"github.com/lectern-reader/lectern/backend/internal/api"
 	"github.com/lectern-reader/lectern/backend/internal/archive"
 	"github.com/lectern-reader/lectern/backend/internal/blob"
@@ -64,6 +65,8 @@ type Seams struct {
 	// can see another replica's change arrive without sleeping.
 	SettingsTTL time.Duration
 	SettingsNow func() time.Time
+	// SitesRefresh replaces SITES_REFRESH without its one-second floor.
+	SitesRefresh time.Duration
 }
 
 // jobs is the background half of a replica: the River client with its
@@ -341,8 +344,8 @@ func pollJobTimeout(cfg config.Config) time.Duration {
 }
 
 // admin is the Owner's API over the queue.
-func (j *jobs) admin(st *store.Store, log *slog.Logger) func(r chi.Router) {
-	ad := &api.Admin{Store: st, Console: j.console(st), Logger: log}
+func (j *jobs) admin(st *store.Store, log *slog.Logger, sites *addedsites.Service) func(r chi.Router) {
+	ad := &api.Admin{Store: st, Console: j.console(st), Logger: log, Sites: sites}
 	return ad.Routes
 }
 
@@ -359,6 +362,17 @@ func (j *jobs) console(st *store.Store) *poll.Console {
 // too.
 func (s *Server) StartJobs(ctx context.Context) error {
 	j := s.jobs
+	if s.stopSites == nil {
+		// Every replica, working or not, follows the Owner's added Sites:
+		// one that only serves HTTP resolves their URLs too.
+		refreshCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		s.stopSites = cancel
+		every := s.cfg.SitesRefresh
+		if seams := s.seams; seams != nil && seams.SitesRefresh > 0 {
+			every = seams.SitesRefresh
+		}
+		go s.sites.Run(refreshCtx, every)
+	}
 	if !j.working || j.started {
 		return nil
 	}
@@ -376,6 +390,10 @@ func (s *Server) StartJobs(ctx context.Context) error {
 // cancels what is left; the browser is closed last.
 func (s *Server) StopJobs(ctx context.Context) error {
 	j := s.jobs
+	if s.stopSites != nil {
+		s.stopSites()
+		s.stopSites = nil
+	}
 	var errs []error
 	if j.started {
 		stopCtx, cancel := context.WithTimeout(ctx, 25*time.Second)

@@ -190,8 +190,8 @@ func TestSiteSettingsReachEveryReplica(t *testing.T) {
 
 	resp := a.Do("PUT", "/api/admin/sites/asura", owner, map[string]any{"pace_ms": 5000, "budget_per_hour": 120})
 	require.Equal(t, http.StatusOK, resp.Code, "%s", resp.Body)
-	require.JSONEq(t, `{"site": "asura", "pace_ms": 5000, "pace_source": "owner", "budget_per_hour": 120, "budget_source": "owner", "owner_paused": false}`,
-		string(resp.Body))
+	require.JSONEq(t, `{"site": "asura", "pace_ms": 5000, "pace_source": "owner", "budget_per_hour": 120, "budget_source": "owner", "owner_paused": false,
+		"hosts": ["asurascans.com", "asuracomic.net"], "family": "", "options": {}}`, string(resp.Body))
 	require.Equal(t, int64(5000), asura(a).PaceMS, "at once on the replica that made it")
 	require.Equal(t, before, asura(b), "b's copy is younger than its TTL")
 	now.Add(time.Minute + time.Second)
@@ -214,8 +214,8 @@ func TestSiteSettingsReachEveryReplica(t *testing.T) {
 
 	resp = a.Do("PUT", "/api/admin/sites/asura", owner, map[string]any{"pace_ms": nil})
 	require.Equal(t, http.StatusOK, resp.Code, "%s", resp.Body)
-	require.JSONEq(t, `{"site": "asura", "pace_ms": 3000, "pace_source": "SITE_PACE", "budget_per_hour": 120, "budget_source": "owner", "owner_paused": true}`,
-		string(resp.Body), "null puts the pace back to SITE_PACE; the budget stays")
+	require.JSONEq(t, `{"site": "asura", "pace_ms": 3000, "pace_source": "SITE_PACE", "budget_per_hour": 120, "budget_source": "owner", "owner_paused": true,
+		"hosts": ["asurascans.com", "asuracomic.net"], "family": "", "options": {}}`, string(resp.Body), "null puts the pace back to SITE_PACE; the budget stays")
 	resp = a.Do("PUT", "/api/admin/sites/asura", owner, map[string]any{"budget_per_hour": nil})
 	require.Equal(t, http.StatusOK, resp.Code, "%s", resp.Body)
 	require.Contains(t, string(resp.Body), `"budget_per_hour":1200,"budget_source":"pace"`)
@@ -236,7 +236,7 @@ func TestSiteControlsRefuseBadInput(t *testing.T) {
 		{"POST", "/api/admin/sites/mangadex/pause", nil, http.StatusNotFound, `unknown site "mangadex"`},
 		{"POST", "/api/admin/sites/mangadex/resume", nil, http.StatusNotFound, `unknown site "mangadex"`},
 		{"PUT", "/api/admin/sites/asura", map[string]any{}, http.StatusUnprocessableEntity, "nothing to change"},
-		{"PUT", "/api/admin/sites/asura", map[string]any{"hosts": []string{"x.example"}}, http.StatusUnprocessableEntity, "nothing to change"},
+		{"PUT", "/api/admin/sites/asura", map[string]any{"hosts": []string{"x.example"}}, http.StatusUnprocessableEntity, "asura is a built-in Site: its hosts and options are not the Owner's to change"},
 		{"PUT", "/api/admin/sites/asura", map[string]any{"pace_ms": -1}, http.StatusUnprocessableEntity, "pace_ms must be a whole number of milliseconds from 0 to 86400000"},
 		{"PUT", "/api/admin/sites/asura", map[string]any{"pace_ms": 1.5}, http.StatusUnprocessableEntity, "pace_ms must be"},
 		{"PUT", "/api/admin/sites/asura", map[string]any{"pace_ms": "2s"}, http.StatusUnprocessableEntity, "pace_ms must be"},

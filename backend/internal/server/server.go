@@ -18,12 +18,14 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"github.com/lectern-reader/lectern/backend/internal/addedsites"
 	"github.com/lectern-reader/lectern/backend/internal/api"
 	"github.com/lectern-reader/lectern/backend/internal/blob"
 	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/clientaddr"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/cover"
+	"github.com/lectern-reader/lectern/backend/internal/fetch"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/metrics"
 	"github.com/lectern-reader/lectern/backend/internal/poll"
@@ -57,8 +59,13 @@ type Server struct {
 	jobs     *jobs
 	metrics  *metrics.Metrics
 	library  *bookmark.Service
-	ui       *web.UI
-	handler  http.Handler
+	// sites keeps the registry's added Sites in step with the store; the
+	// refresh loop runs from StartJobs to StopJobs (stopSites).
+	sites     *addedsites.Service
+	stopSites context.CancelFunc
+	seams     *Seams
+	ui        *web.UI
+	handler   http.Handler
 	// proxies name the client in request logs (TRUSTED_PROXIES).
 	proxies clientaddr.Trusted
 }
@@ -76,14 +83,25 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: d.Config, registry: d.Registry, store: d.Store, log: d.Logger, proxies: proxies}
+	s := &Server{cfg: d.Config, registry: d.Registry, store: d.Store, log: d.Logger, proxies: proxies, seams: d.seams()}
 	s.observe(&d)
+	// The added Sites are in the registry before anything asks it. A
+	// database that cannot be reached now leaves the built-in Sites alone in
+	// it, and the refresh loop brings the added ones once it answers: a
+	// replica starting during an outage still serves its 503s.
+	s.sites = &addedsites.Service{Store: d.Store, Registry: d.Registry, Logger: d.Logger}
+	if err := s.sites.Refresh(ctx); err != nil {
+		d.Logger.WarnContext(ctx, "added Sites not loaded at start; the refresh retries", "err", err)
+	}
 
 	j, err := newJobs(d)
 	if err != nil {
 		return nil, err
 	}
 	s.jobs, s.river = j, j.client
+	// The probe ("Test this Site") fetches through the Poll's own tree:
+	// pinned to the pasted URL's host, paced, dialling through the gate.
+	s.sites.Pages = func(site *latest.Site) latest.PageFetcher { return fetch.Pages(j.fetch.Sites, site) }
 
 	s.library = &bookmark.Service{
 		Store:    d.Store,
@@ -95,7 +113,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 		Logger:   d.Logger,
 	}
 	a := &api.API{Store: d.Store, Library: s.library, Logger: d.Logger, Version: d.Version,
-		AdminRoutes: []func(chi.Router){j.admin(d.Store, d.Logger)},
+		AdminRoutes: []func(chi.Router){j.admin(d.Store, d.Logger, s.sites)},
 		ListCache:   api.NewListCache(d.Config.ListCacheBytes)}
 	s.metrics.ListCache(a.ListCache.Stats)
 	a.ReaderRoutes = append(a.ReaderRoutes, a.ExportRoutes, a.ImportRoutes)
@@ -110,7 +128,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	r.Use(middleware.Recoverer)
 	r.Get("/healthz", s.healthz)
 	r.Get("/readyz", s.readyz)
-	scripts, err := userscriptHandler(d.Config.PublicBaseURL)
+	scripts, err := userscriptHandler(d.Config.PublicBaseURL, d.Registry, s.sites)
 	if err != nil {
 		return nil, fmt.Errorf("userscripts: %w", err)
 	}
@@ -121,7 +139,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	covers.Logger = d.Logger
 	r.Handle("/covers/{address}", covers)
 	ui, err := web.New(web.Deps{Config: d.Config, Store: d.Store, Library: s.library, Logger: d.Logger, Version: d.Version,
-		Notify: newNotifyService(d), Archive: j.archive, Poll: j.console(d.Store), Trackers: j.trackers})
+		Notify: newNotifyService(d), Archive: j.archive, Poll: j.console(d.Store), Trackers: j.trackers, Sites: s.sites})
 	if err != nil {
 		return nil, err
 	}
@@ -136,6 +154,9 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	s.handler = r
 	return s, nil
 }
+
+// Sites is the replica's service of added Sites (tests refresh through it).
+func (s *Server) Sites() *addedsites.Service { return s.sites }
 
 // Handler is the whole router, for tests and for Run.
 func (s *Server) Handler() http.Handler { return s.handler }

@@ -49,7 +49,7 @@ func (s *Store) ScheduleCandidates(ctx context.Context, site string) ([]Schedule
 			SELECT first_seen_at, prev_poll_at FROM latest_chapter_history
 			WHERE series_key = s.key ORDER BY first_seen_at DESC, id DESC LIMIT 1
 		) h ON true
-		WHERE s.site = $1 AND s.readers > 0
+		WHERE s.site = $1 AND s.readers > 0 AND s.gone_at IS NULL
 		ORDER BY s.key`, site)
 	if err != nil {
 		return nil, fmt.Errorf("schedule candidates of %s: %w", site, err)
@@ -72,7 +72,7 @@ func (s *Store) ScheduleCandidates(ctx context.Context, site string) ([]Schedule
 
 // HeldSites lists the Sites with at least one held Series, by name.
 func (s *Store) HeldSites(ctx context.Context) ([]string, error) {
-	rows, err := s.db.Query(ctx, `SELECT DISTINCT site FROM series WHERE readers > 0 ORDER BY site`)
+	rows, err := s.db.Query(ctx, `SELECT DISTINCT site FROM series WHERE readers > 0 AND gone_at IS NULL ORDER BY site`)
 	if err != nil {
 		return nil, fmt.Errorf("held sites: %w", err)
 	}

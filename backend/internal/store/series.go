@@ -93,7 +93,7 @@ type PollCandidate struct {
 func (s *Store) PollCandidates(ctx context.Context, before time.Time) ([]PollCandidate, error) {
 	rows, err := s.db.Query(ctx, `
 		SELECT key, site, readers, last_poll_at, next_poll_at FROM series
-		WHERE readers > 0 AND (next_poll_at IS NULL OR next_poll_at < $1)
+		WHERE readers > 0 AND gone_at IS NULL AND (next_poll_at IS NULL OR next_poll_at < $1)
 		ORDER BY readers DESC, last_poll_at ASC NULLS FIRST, key`, before)
 	if err != nil {
 		return nil, fmt.Errorf("list poll candidates: %w", err)

@@ -92,3 +92,11 @@ func FilesUnder(t testing.TB, dir string) []string {
 	require.NoError(t, err)
 	return out
 }
+
+// FamilyFixture reads a family's fixture from testdata/families/<family>/.
+func FamilyFixture(t testing.TB, family, file string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(RepoRoot(t), "testdata", "families", family, file))
+	require.NoError(t, err)
+	return b
+}

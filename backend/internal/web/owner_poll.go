@@ -38,6 +38,12 @@ func (u *UI) ownerPollRoutes(r chi.Router) {
 	r.Post("/sites/{site}/resume", u.siteResume)
 	r.Post("/sites/{site}/pause", u.sitePause)
 	r.Post("/sites/{site}/settings", u.siteSettings)
+	if u.sites != nil {
+		r.Post("/sites/add", u.siteAdd)
+		r.Post("/sites/test", u.siteTest)
+		r.Post("/sites/{site}/definition", u.siteDefinition)
+		r.Post("/sites/{site}/remove", u.siteRemove)
+	}
 	r.Post("/pause", u.pauseAll)
 	r.Post("/resume", u.resumeAll)
 	r.Get("/failing", u.ownerFailing)

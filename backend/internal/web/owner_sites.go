@@ -51,6 +51,9 @@ type siteRow struct {
 	Reasons     []poll.ReasonCount
 	// The forms' actions.
 	ResumePath, PausePath, SettingsPath string
+	// An added Site's definition, its forms' actions (owner_added_sites.go).
+	Family, Hosts, Options     string
+	DefinitionPath, RemovePath string
 }
 
 type ownerSitesPage struct {
@@ -59,15 +62,29 @@ type ownerSitesPage struct {
 	Interval  string
 	AllPaused bool
 	Sites     []siteRow
+	// Adding is true when Sites of a family may be added here; Families,
+	// Form and Probe are the add form, what it was filled with, and the
+	// "Test this Site" answer.
+	Adding   bool
+	Families []familyChoice
+	Form     siteForm
+	Probe    *probeView
 }
 
 func (u *UI) ownerSites(w http.ResponseWriter, r *http.Request) {
+	u.renderSites(w, r, http.StatusOK, siteForm{Kind: "manga"}, nil)
+}
+
+// renderSites renders the Sites page with the add form as given and, after
+// "Test this Site", its answer.
+func (u *UI) renderSites(w http.ResponseWriter, r *http.Request, status int, form siteForm, probe *probeView) {
 	st, err := u.poll.Status(r.Context(), 0)
 	if err != nil {
 		u.serverError(w, r, err)
 		return
 	}
-	p := ownerSitesPage{common: u.base(r, "Sites", "owner"), Policy: st.Policy, Interval: shortDuration(u.poll.Interval), AllPaused: st.AllPaused}
+	p := ownerSitesPage{common: u.base(r, "Sites", "owner"), Policy: st.Policy, Interval: shortDuration(u.poll.Interval), AllPaused: st.AllPaused,
+		Adding: u.sites != nil, Families: familyChoices(form.Family), Form: form, Probe: probe}
 	for _, s := range st.Sites {
 		base := "/owner/sites/" + url.PathEscape(s.Site.Name)
 		row := siteRow{
@@ -88,9 +105,13 @@ func (u *UI) ownerSites(w http.ResponseWriter, r *http.Request) {
 			row.BackingOff = true
 			row.PausedUntil = u.nextPoll(&s.BackingOffUntil, "paused")
 		}
+		if s.Site.Family != "" && u.sites != nil {
+			row.Family, row.Hosts, row.Options = s.Site.Family, strings.Join(s.Site.Hosts, " "), optionsText(s.Site.Options)
+			row.DefinitionPath, row.RemovePath = base+"/definition", base+"/remove"
+		}
 		p.Sites = append(p.Sites, row)
 	}
-	u.render(w, r, http.StatusOK, "owner_sites", p)
+	u.render(w, r, status, "owner_sites", p)
 }
 
 // siteControl runs one of the Owner's controls of a Site from the console.

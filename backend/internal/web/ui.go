@@ -27,6 +27,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	webassets "github.com/lectern-reader/lectern/assets"
+	"github.com/lectern-reader/lectern/backend/internal/addedsites"
 	"github.com/lectern-reader/lectern/backend/internal/archive"
 	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/clientaddr"
@@ -63,6 +64,10 @@ type Deps struct {
 	// and the Owner's controls on the Series page (owner_poll.go); nil
 	// leaves them out.
 	Poll *poll.Console
+	// Sites adds the Owner's add, edit, remove and "Test this Site" of
+	// Sites of a family to the Sites page (owner_added_sites.go); nil
+	// leaves them out.
+	Sites *addedsites.Service
 }
 
 // UI serves the web library and the Owner console.
@@ -73,6 +78,7 @@ type UI struct {
 	archive *archive.Service
 	notify  *notify.Service
 	poll    *poll.Console
+	sites   *addedsites.Service
 	// trackers are AniList, MyAnimeList and MangaUpdates; nil without them.
 	trackers *tracker.Service
 	log      *slog.Logger
@@ -104,7 +110,7 @@ func New(d Deps) (*UI, error) {
 		return nil, fmt.Errorf("web UI: a Store and a Library are required")
 	}
 	u := &UI{
-		cfg: d.Config, store: d.Store, lib: d.Library, archive: d.Archive, notify: d.Notify, poll: d.Poll, trackers: d.Trackers, log: d.Logger, version: d.Version, now: d.Now,
+		cfg: d.Config, store: d.Store, lib: d.Library, archive: d.Archive, notify: d.Notify, poll: d.Poll, sites: d.Sites, trackers: d.Trackers, log: d.Logger, version: d.Version, now: d.Now,
 	}
 	if u.log == nil {
 		u.log = slog.Default()

@@ -7,6 +7,7 @@
 //   page.url    a URL object for location.href
 //   page.title  document.title
 //   page.text(selector)  collapsed text of the first match, or ''
+//   page.link(selector)  the absolute href of the first match, or ''
 
 import { chapterInText, numberFrom, parseChapterNumber } from './chapter.js';
 import { clean } from './util.js';
@@ -16,7 +17,7 @@ const LIBRARIES = ['manga', 'novel'];
 // defineSite checks an adapter's shape once, at load, so a mistake in one fails
 // every test rather than one Site's page at a Reader's click.
 export function defineSite(spec) {
-  if (!spec || typeof spec.site !== 'string' || !/^[a-z]+$/.test(spec.site)) {
+  if (!spec || typeof spec.site !== 'string' || !/^[a-z][a-z0-9-]*$/.test(spec.site)) {
     throw new Error('defineSite: bad site name');
   }
   if (!LIBRARIES.includes(spec.library)) throw new Error(`defineSite ${spec.site}: bad library`);
@@ -35,6 +36,10 @@ export function defineSite(spec) {
       chapter: Object.freeze([...(spec.seriesTitleSelectors?.chapter || [])]),
     }),
     titleFromURL: spec.titleFromURL || null,
+    // seriesLinkSelectors find the link to the Series on a chapter page whose
+    // URL names no Series (a theme that puts chapters at the site's root):
+    // that link is what /api/resolve is asked about.
+    seriesLinkSelectors: Object.freeze([...(spec.seriesLinkSelectors || [])]),
   });
 }
 
@@ -54,12 +59,16 @@ export function pathParts(url) {
 //   chapter  { label, number (or null), url } on a chapter page whose chapter
 //            could be read, else null
 //   title    the Series title as the page shows it, or ''
+//   resolveURL  the URL to ask /api/resolve about: the page's own, or on a
+//            chapter page of a theme that puts chapters at the root, the link
+//            to its Series the page carries ('' when it carries none)
 export function readPage(site, page) {
   const c = site.classify(page.url) || { kind: 'other' };
   const kind = c.kind === 'series' || c.kind === 'chapter' ? c.kind : 'other';
-  const out = { kind, chapter: null, title: '' };
+  const out = { kind, chapter: null, title: '', resolveURL: page.url.href };
   if (kind === 'other') return out;
   if (kind === 'chapter') out.chapter = readChapter(site, page, numberFrom(c.number));
+  if (kind === 'chapter' && c.seriesFromPage) out.resolveURL = seriesLink(site, page);
   out.title = readSeriesTitle(site, page, kind);
   return out;
 }
@@ -92,6 +101,21 @@ function readChapter(site, page, urlNumber) {
   const u = new URL(page.url.href);
   u.hash = '';
   return { label, number, url: u.href };
+}
+
+function seriesLink(site, page) {
+  for (const sel of site.seriesLinkSelectors) {
+    const href = typeof page.link === 'function' ? page.link(sel) : '';
+    if (!href) continue;
+    try {
+      const u = new URL(href, page.url.href);
+      // Only a page of this Site: the panel never asks about a foreign URL.
+      if (siteForHost([site], u.hostname) === site) return u.href;
+    } catch {
+      // not a URL: try the next selector
+    }
+  }
+  return '';
 }
 
 const separators = /\s+[|\-–—·•]\s+/;

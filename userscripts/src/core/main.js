@@ -101,7 +101,7 @@ export function start({ script, version, library, baseURL, sites, ...env }) {
     }
     if (state.refFor === state.href && (state.ref || (state.refError && state.refError.code === 'unknown-page'))) return;
     try {
-      state.ref = await client.resolve(state.href);
+      state.ref = await client.resolve(state.page.resolveURL || state.href);
       state.refError = null;
     } catch (err) {
       state.ref = null;
