@@ -27,6 +27,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-reader/lectern/backend/internal/apptest"
 	"github.com/lectern-reader/lectern/backend/internal/fixturesites"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/testenv"
@@ -312,8 +313,14 @@ func (b *bridge) do(ctx context.Context, msg bridgeMsg) bridgeReply {
 		}
 		return bridgeReply{Error: "error"}
 	}
-	text, err := io.ReadAll(resp.Body)
+	raw, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	if err != nil {
+		return bridgeReply{Error: "error"}
+	}
+	// A manager hands the script the decoded body, as the browser's own
+	// requests do.
+	text, err := apptest.Decode(raw, resp.Header.Get("Content-Encoding"))
 	if err != nil {
 		return bridgeReply{Error: "error"}
 	}

@@ -1,18 +1,14 @@
 package api_test
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"testing"
 
-	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -44,30 +40,13 @@ func putMany(t *testing.T, b *apptest.App, token string, from, to int) {
 	}
 }
 
-// decode undoes a response's Content-Encoding with the standard library's
-// gzip and the reference zstd decoder, not the server's own code.
+// decode undoes a response's Content-Encoding (apptest.Decode: the standard
+// library's gzip and the reference zstd decoder, not the server's own code).
 func decode(t *testing.T, r apptest.Response) []byte {
 	t.Helper()
-	switch enc := r.Header.Get("Content-Encoding"); enc {
-	case "":
-		return r.Body
-	case "gzip":
-		zr, err := gzip.NewReader(bytes.NewReader(r.Body))
-		require.NoError(t, err)
-		out, err := io.ReadAll(zr)
-		require.NoError(t, err)
-		return out
-	case "zstd":
-		zr, err := zstd.NewReader(bytes.NewReader(r.Body))
-		require.NoError(t, err)
-		defer zr.Close()
-		out, err := io.ReadAll(zr)
-		require.NoError(t, err)
-		return out
-	default:
-		t.Fatalf("unexpected Content-Encoding %q", enc)
-		return nil
-	}
+	out, err := apptest.Decode(r.Body, r.Header.Get("Content-Encoding"))
+	require.NoError(t, err)
+	return out
 }
 
 func TestCompressedAndIdentityBodiesDecodeToTheSameJSON(t *testing.T) {
