@@ -66,7 +66,28 @@ const (
 	towerBk  = tower + "/reader/0199a4c3-0000-7000-8000-00000000000"
 	shadow   = "https://www.lightnovelworld.com/novel/shadow-slave"
 	mechanic = "https://novelfull.com/the-legendary-mechanic"
+	mdID     = "8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f"
+	mdTitle  = "https://mangadex.org/title/" + mdID + "/tourou-no-deshi"
+	mdRecord = "https://api.mangadex.org/manga/" + mdID + "?includes[]=cover_art"
+	mdFeed   = "https://api.mangadex.org/manga/" + mdID + "/feed?translatedLanguage[]=en&order[readableAt]=desc&limit=100"
+	mdCh     = "https://mangadex.org/chapter/c0000000-0000-4000-8000-000000000"
+	mdAtHome = "https://api.mangadex.org/at-home/server/c0000000-0000-4000-8000-000000000105"
 )
+
+// mangadexChapterRows is feed.json read oldest first: chapter 2's second
+// upload (another group's) is the same chapter; 9 (no pages), 11 (on an
+// external site) and 12 (published in 2099) are listed locked; the oneshot
+// keeps its place in time; 140 belongs to another manga.
+var mangadexChapterRows = []string{
+	"Chapter 1 - The Lamp|1|" + mdCh + "101|false",
+	"Chapter 2|2|" + mdCh + "102|false",
+	"Chapter 9|9|" + mdCh + "109|true",
+	"Chapter 10 - Ten Lanterns|10|" + mdCh + "110|false",
+	"Winter Oneshot|-|" + mdCh + "100|false",
+	"Chapter 10.5 - Side Story|10.5|" + mdCh + "105|false",
+	"Chapter 11 - Across the River|11|" + mdCh + "111|true",
+	"Chapter 12 - The Festival|12|" + mdCh + "112|true",
+}
 
 var asuraChapterRows = []string{
 	"Chapter 1 - Prologue|1|" + orv + "/chapter/1|false",
@@ -220,6 +241,28 @@ var extractCases = []extractCase{
 	notPage(extractCase{site: "kagane", file: "error.json", pageURL: tower}, ProblemNotSeriesPage),
 	notPage(extractCase{site: "kagane", file: "challenge.html", pageURL: tower}, ProblemChallenge),
 
+	// mangadex: API answers. The record names the title and the Cover, the
+	// feed the chapters; a chapter's body is its at-home server answer.
+	{site: "mangadex", file: "series.json", pageURL: mdRecord, series: true, title: "The Lantern Keeper's Apprentice",
+		latestProblem: ProblemNoChapters, cover: "https://uploads.mangadex.org/covers/" + mdID + "/5e1f2a9b-7c3d-4e8f-a0b1-c2d3e4f5a6b7.jpg.512.jpg",
+		chaptersProblem: ProblemNoChapters},
+	{site: "mangadex", file: "series.json", pageURL: mdTitle, series: true, title: "The Lantern Keeper's Apprentice",
+		latestProblem: ProblemNoChapters, cover: "https://uploads.mangadex.org/covers/" + mdID + "/5e1f2a9b-7c3d-4e8f-a0b1-c2d3e4f5a6b7.jpg.512.jpg",
+		chaptersProblem: ProblemNoChapters},
+	{site: "mangadex", file: "series-nocover.json", pageURL: mdRecord, series: true, title: "The Lantern Keeper's Apprentice",
+		latestProblem: ProblemNoChapters, cover: "", chaptersProblem: ProblemNoChapters},
+	// The record of another manga than the page URL names is not its page.
+	notPage(extractCase{site: "mangadex", file: "series.json", pageURL: "https://mangadex.org/title/1b2c3d4e-5f60-4718-8293-a4b5c6d7e8f9"}, ProblemNotSeriesPage),
+	{site: "mangadex", file: "feed.json", pageURL: mdFeed, series: true, latest: mangadexChapterRows[5], cover: "", chapters: mangadexChapterRows},
+	// Without a page URL the manga most of the feed names is the one read.
+	{site: "mangadex", file: "feed.json", series: true, latest: mangadexChapterRows[5], cover: "", chapters: mangadexChapterRows},
+	{site: "mangadex", file: "chapter.json", pageURL: mdAtHome, chapter: true, pages: []string{
+		"https://uploads.mangadex.org/data/4e6d0c8a2b1f3e5d7c9a0b2d4f6e8a1c/1-0f1e2d3c4b5a69788796a5b4c3d2e1f0.png",
+		"https://uploads.mangadex.org/data/4e6d0c8a2b1f3e5d7c9a0b2d4f6e8a1c/2-1f2e3d4c5b6a798897a6b5c4d3e2f1a0.png",
+		"https://uploads.mangadex.org/data/4e6d0c8a2b1f3e5d7c9a0b2d4f6e8a1c/3-2f3e4d5c6b7a8998a7b6c5d4e3f2a1b0.png",
+	}},
+	notPage(extractCase{site: "mangadex", file: "error.json", pageURL: mdRecord}, ProblemNotSeriesPage),
+
 	// lightnovelworld
 	{site: "lightnovelworld", file: "series.html", pageURL: shadow, series: true, title: "Shadow Slave",
 		latest: lnwChapterRows[2], cover: "https://static.lightnovelworld.com/bookcover/300x400/shadow-slave.jpg", chapters: lnwChapterRows},
@@ -372,7 +415,7 @@ func TestExtractInvariants(t *testing.T) {
 func TestFixturesNameTheirPage(t *testing.T) {
 	t.Parallel()
 	var n int
-	for _, s := range []string{"asura", "demonic", "comix", "kagane", "lightnovelworld", "novelfull"} {
+	for _, s := range []string{"asura", "demonic", "comix", "kagane", "lightnovelworld", "mangadex", "novelfull"} {
 		entries, err := os.ReadDir(filepath.Join(fixtureDir, s))
 		require.NoError(t, err)
 		kinds := map[string]bool{}

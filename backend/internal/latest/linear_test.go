@@ -78,6 +78,7 @@ func TestExtractionIsLinear(t *testing.T) {
 		{"kagane", "series.json", tower}, {"kagane", "chapter.html", towerBk + "5"},
 		{"lightnovelworld", "series.html", shadow}, {"lightnovelworld", "chapter.html", shadow + "/chapter-2301"},
 		{"novelfull", "series.html", mechanic + ".html"}, {"novelfull", "chapter.html", mechanic + "/chapter-1462.html"},
+		{"mangadex", "series.json", mdRecord}, {"mangadex", "feed.json", mdFeed},
 	} {
 		site, _ := reg.Lookup(tc.site)
 		page := mustParse(t, tc.page)
@@ -125,7 +126,7 @@ func TestExtractionIsLinearInChapters(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds large bodies")
 	}
-	for _, site := range []string{"asura", "demonic", "comix", "kagane", "lightnovelworld", "novelfull"} {
+	for _, site := range []string{"asura", "demonic", "comix", "kagane", "lightnovelworld", "mangadex", "novelfull"} {
 		s, _ := reg.Lookup(site)
 		small, page := longList(t, site, 2000)
 		large, _ := longList(t, site, 8000)

@@ -90,6 +90,47 @@ func growComix(body []byte, size int) []byte {
 	return growHTML(body, realisticNoise["comix"], size)
 }
 
+// growMangadex adds what a MangaDex answer really grows by: other
+// manga's relationships on a record (related works, authors), other manga's
+// chapters and other languages' uploads in a feed.
+func growMangadex(t testing.TB, body []byte, size int) []byte {
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(body, &m))
+	var grow func(i int) any
+	var list []any
+	var put func([]any)
+	if data := listOf(m["data"]); data != nil {
+		list = data
+		grow = func(i int) any {
+			return map[string]any{"id": fmt.Sprintf("d0000000-0000-4000-8000-%012d", i), "type": "chapter",
+				"attributes": map[string]any{"chapter": fmt.Sprint(i), "title": "Elsewhere", "translatedLanguage": "fr", "externalUrl": nil,
+					"publishAt": "2026-01-01T00:00:00+00:00", "pages": 9},
+				"relationships": []any{map[string]any{"id": "1b2c3d4e-5f60-4718-8293-a4b5c6d7e8f9", "type": "manga"}}}
+		}
+		put = func(l []any) { m["data"] = l }
+	} else {
+		data := mapOf(m["data"])
+		list = listOf(data["relationships"])
+		grow = func(i int) any {
+			return map[string]any{"id": fmt.Sprintf("e0000000-0000-4000-8000-%012d", i), "type": "manga", "related": "side_story",
+				"attributes": map[string]any{"title": map[string]any{"en": "Another Lantern"}}}
+		}
+		put = func(l []any) { data["relationships"] = l }
+	}
+	for i := 0; ; {
+		put(list)
+		out, err := json.Marshal(m)
+		require.NoError(t, err)
+		if len(out) >= size {
+			return out
+		}
+		for range max(1, (size-len(out))/300) {
+			list = append(list, grow(i))
+			i++
+		}
+	}
+}
+
 // grownBody is a Site's fixture grown to size with realistic noise.
 func grownBody(t testing.TB, site, file string, size int) []byte {
 	body := readFixture(t, site, file)
@@ -101,6 +142,8 @@ func grownBody(t testing.TB, site, file string, size int) []byte {
 		return growHTML(body, realisticNoise["kagane"], size)
 	case "comix":
 		return growComix(body, size)
+	case "mangadex":
+		return growMangadex(t, body, size)
 	}
 	return growHTML(body, realisticNoise[site], size)
 }
@@ -165,6 +208,13 @@ func longList(t testing.TB, site string, n int) ([]byte, string) {
 		}
 		b.WriteString(`</ul></div></body></html>`)
 		return []byte(b.String()), mechanic + ".html"
+	case "mangadex":
+		var data []string
+		for i := 1; i <= n; i++ {
+			data = append(data, fmt.Sprintf(`{"id":"c0000000-0000-4000-8000-%012d","type":"chapter","attributes":{"chapter":"%d","title":"Part %d","translatedLanguage":"en","externalUrl":null,"publishAt":"2026-01-01T00:00:00+00:00","pages":12},"relationships":[{"id":"%s","type":"manga"}]}`, i, i, i, mdID))
+		}
+		fmt.Fprintf(&b, `{"result":"ok","response":"collection","data":[%s],"limit":%d,"offset":0,"total":%d}`, strings.Join(data, ","), n, n)
+		return []byte(b.String()), mdFeed
 	}
 	t.Fatalf("no long list for %s", site)
 	return nil, ""

@@ -62,7 +62,17 @@ func TestResolve(t *testing.T) {
 		{"novelfull hot list", "https://novelfull.com/hot-novel.html", "", "", ErrNotSeriesURL},
 		{"novelfull index", "https://novelfull.com/index.html", "", "", ErrNotSeriesURL},
 
-		{"unknown host", "https://mangadex.org/title/abc", "", "", ErrUnknownSite},
+		{"mangadex title", "https://mangadex.org/title/8F3C6B2E-4D1A-4E7B-9C2D-5A6B7C8D9E0F/tourou-no-deshi", "mangadex:8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f", "https://mangadex.org/title/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f", nil},
+		{"mangadex title without slug", "http://www.mangadex.org/title/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f/?tab=chapters#top", "mangadex:8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f", "https://mangadex.org/title/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f", nil},
+		{"mangadex api record", "https://api.mangadex.org/manga/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f?includes[]=cover_art", "mangadex:8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f", "https://mangadex.org/title/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f", nil},
+		{"mangadex api feed", "https://api.mangadex.org/manga/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f/feed?translatedLanguage[]=en", "mangadex:8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f", "https://mangadex.org/title/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f", nil},
+		{"mangadex chapter names no manga", "https://mangadex.org/chapter/c0000000-0000-4000-8000-000000000105", "", "", ErrNotSeriesURL},
+		{"mangadex title not a uuid", "https://mangadex.org/title/tourou-no-deshi", "", "", ErrNotSeriesURL},
+		{"mangadex api other", "https://api.mangadex.org/manga/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f/aggregate", "", "", ErrNotSeriesURL},
+		{"mangadex title on the api host", "https://api.mangadex.org/title/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f", "", "", ErrNotSeriesURL},
+		{"mangadex cover file", "https://uploads.mangadex.org/covers/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f/x.jpg", "", "", ErrNotSeriesURL},
+
+		{"unknown host", "https://tapas.io/series/abc", "", "", ErrUnknownSite},
 		{"lookalike host", "https://asurascans.com.evil.example/comics/x-7f3k9a2b", "", "", ErrUnknownSite},
 		{"subdomain", "https://cdn.asurascans.com/comics/x-7f3k9a2b", "", "", ErrUnknownSite},
 		{"ftp", "ftp://asurascans.com/comics/x-7f3k9a2b", "", "", ErrBadURL},
@@ -147,7 +157,7 @@ func TestSplitKeyAndHasHost(t *testing.T) {
 
 func TestRegistryEntries(t *testing.T) {
 	t.Parallel()
-	want := map[string]Kind{"asura": Manga, "demonic": Manga, "comix": Manga, "kagane": Manga, "lightnovelworld": Novel, "novelfull": Novel}
+	want := map[string]Kind{"asura": Manga, "demonic": Manga, "comix": Manga, "kagane": Manga, "lightnovelworld": Novel, "mangadex": Manga, "novelfull": Novel}
 	got := map[string]Kind{}
 	for _, s := range reg.Sites() {
 		if _, real := want[s.Name]; !real {
@@ -160,7 +170,7 @@ func TestRegistryEntries(t *testing.T) {
 		require.LessOrEqual(t, s.Pace, DefaultPace, s.Name)
 	}
 	require.Equal(t, want, got)
-	_, ok := reg.Lookup("mangadex")
+	_, ok := reg.Lookup("tapas")
 	require.False(t, ok, "an unknown site string is refused")
 
 	kagane, _ := reg.Lookup("kagane")
@@ -169,7 +179,7 @@ func TestRegistryEntries(t *testing.T) {
 	novelfull, _ := reg.Lookup("novelfull")
 	require.NotNil(t, novelfull.Browser)
 	require.True(t, novelfull.Browser.Fallback)
-	for _, name := range []string{"asura", "demonic", "comix", "lightnovelworld"} {
+	for _, name := range []string{"asura", "demonic", "comix", "lightnovelworld", "mangadex"} {
 		s, _ := reg.Lookup(name)
 		require.Nil(t, s.Browser, name)
 	}
@@ -179,6 +189,14 @@ func TestRegistryEntries(t *testing.T) {
 
 // Resolve runs on every PUT: it must stay cheap. The bound is the handful of
 // allocations url.Parse and the key and URL strings need, not a timing.
+// A MangaDex chapter URL names no manga: the refusal says which URL to give.
+func TestMangadexChapterURLAsksForTheTitle(t *testing.T) {
+	t.Parallel()
+	_, err := reg.Resolve("https://mangadex.org/chapter/c0000000-0000-4000-8000-000000000105")
+	require.ErrorIs(t, err, ErrNotSeriesURL)
+	require.Contains(t, err.Error(), "title URL")
+}
+
 func TestResolveAllocations(t *testing.T) {
 	urls := []string{
 		"https://asurascans.com/comics/omniscient-readers-viewpoint-7f3k9a2b/chapter/250",

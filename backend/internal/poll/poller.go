@@ -256,7 +256,13 @@ func (p *Poller) answered(ctx context.Context, log *slog.Logger, site *latest.Si
 	if err != nil || page.URL == "" {
 		pu, _ = url.Parse(ser.SeriesURL)
 	}
-	newest, lerr := site.Latest(page.Body, pu)
+	// A Site that names its Latest Chapter in a further body (LatestOf)
+	// fetches it here, through the same pinned, paced fetcher; a failure of
+	// that fetch is the poll's, as if the series page had failed.
+	newest, lerr := site.LatestChapter(ctx, fetch.Pages(p.Fetch, site), pu.String(), page.Body)
+	if lerr != nil && latest.ProblemCode(lerr) == "" {
+		return p.failed(ctx, log, site, key, lerr, took, next)
+	}
 	if lerr != nil && latest.IsBackoffProblem(lerr) {
 		return p.backOff(ctx, log, site, key, problemText(lerr), 0, len(page.Body), took)
 	}
