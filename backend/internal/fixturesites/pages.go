@@ -34,6 +34,8 @@ const (
 	DemonicSeries          = "https://demonicscans.org/manga/Solo-Max-Level-Newbie"
 	KaganeSeries           = "https://kagane.to/series/0199a4c2-7d1e-7b3a-9f21-4be0c6d1a2f3"
 	NovelFullSeries        = "https://novelfull.com/the-legendary-mechanic.html"
+	MangadexSeries         = "https://mangadex.org/title/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f"
+	MangadexChapter        = "https://mangadex.org/chapter/c0000000-0000-4000-8000-000000000105"
 )
 
 const jsonType = "application/json; charset=utf-8"
@@ -75,6 +77,17 @@ var pages = []Page{
 	{Site: "lightnovelworld", URL: LightNovelWorldSeries + "/chapters/page-1", File: "chapters-page-1.html"},
 	{Site: "lightnovelworld", URL: LightNovelWorldSeries + "/chapters/page-2", File: "chapters-page-2.html"},
 
+	// MangaDex's pages are script shells for the panel; the backend reads the
+	// API: the record (any query: includes[]=cover_art), the feed (any
+	// query) and the at-home server answer of the chapter.
+	{Site: "mangadex", URL: MangadexSeries + "/tourou-no-deshi", File: "title-page.html"},
+	{Site: "mangadex", URL: MangadexChapter, File: "chapter-page.html"},
+	{Site: "mangadex", URL: "https://api.mangadex.org/manga/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f", File: "series.json",
+		ContentType: jsonType, Series: true, ReadAs: MangadexSeries},
+	{Site: "mangadex", URL: "https://api.mangadex.org/manga/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f/feed", File: "feed.json", ContentType: jsonType},
+	{Site: "mangadex", URL: "https://api.mangadex.org/at-home/server/c0000000-0000-4000-8000-000000000105", File: "chapter.json",
+		ContentType: jsonType, Chapter: true, ReadAs: MangadexChapter},
+
 	{Site: "novelfull", URL: NovelFullSeries, File: "series.html", Series: true},
 	{Site: "novelfull", URL: NovelFullSeries + "?page=2&per-page=50", File: "series-page-2.html"},
 	{Site: "novelfull", URL: "https://novelfull.com/the-legendary-mechanic/chapter-1462.html", File: "chapter.html", Chapter: true},
@@ -89,6 +102,7 @@ var variants = map[string][]string{
 	"demonic":         {"error.html", "series-nocover.html"},
 	"kagane":          {"challenge.html", "chapter-manifest.json", "error.json", "series-nocover.json"},
 	"lightnovelworld": {"challenge.html", "login.html", "series-nocover.html"},
+	"mangadex":        {"error.json", "series-nocover.json"},
 	"novelfull":       {"access-denied.html", "challenge.html", "series-nocover.html", "series-nolatest.html"},
 }
 

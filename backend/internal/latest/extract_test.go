@@ -262,6 +262,10 @@ var extractCases = []extractCase{
 		"https://uploads.mangadex.org/data/4e6d0c8a2b1f3e5d7c9a0b2d4f6e8a1c/3-2f3e4d5c6b7a8998a7b6c5d4e3f2a1b0.png",
 	}},
 	notPage(extractCase{site: "mangadex", file: "error.json", pageURL: mdRecord}, ProblemNotSeriesPage),
+	// The pages a Reader opens are script shells, for the panel: the
+	// backend reads the API, and a shell read as a page answers nothing.
+	notPage(extractCase{site: "mangadex", file: "title-page.html", pageURL: mdTitle}, ProblemNotSeriesPage),
+	notPage(extractCase{site: "mangadex", file: "chapter-page.html", pageURL: mdCh + "105"}, ProblemNotSeriesPage),
 
 	// lightnovelworld
 	{site: "lightnovelworld", file: "series.html", pageURL: shadow, series: true, title: "Shadow Slave",

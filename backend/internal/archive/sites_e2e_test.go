@@ -1,0 +1,164 @@
+package archive_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-reader/lectern/backend/internal/apptest"
+	"github.com/lectern-reader/lectern/backend/internal/config"
+	"github.com/lectern-reader/lectern/backend/internal/fixturesites"
+)
+
+// A Site end to end through the whole deployment (the composed server
+// with its workers on real Postgres and River, the fixture Sites on the
+// fake network): resolve, PUT, the Acquisition's poll, the Cover stored and
+// served, a chapter archived, read in the web reader and exported.
+
+// siteRun is one Site's walk through that loop.
+type siteRun struct {
+	site, pageURL, seriesURL string
+	// refused is a URL of the Site that /api/resolve answers 422, and what
+	// the refusal says.
+	refused, refusedSays string
+	// chapter, chapterURL are the Progress recorded with the PUT.
+	chapter, chapterURL string
+	title, latest       string
+	// latestURL is the chapter the "latest" scope archives; pages its page
+	// count; export the export route (archive.cbz or archive.epub) and what
+	// the read page shows.
+	latestURL string
+	pages     int
+	export    string
+	// fetched are the URLs one poll reads, each once.
+	fetched []string
+}
+
+func runSite(t *testing.T, run siteRun) {
+	app := apptest.New(t, apptest.Options{Workers: 4, Sites: &fixturesites.Options{}, Logger: quietLogger(),
+		Config: func(c *config.Config) { c.SitePace = run.site + "=0" }})
+	ctx := context.Background()
+	ann := app.Reader("ann", false)
+	require.NoError(t, app.Store.SetArchiveReader(ctx, ann.ID, true, nil))
+	tok := app.NewToken(ann)
+
+	resp := app.Do("GET", "/api/resolve?url="+url.QueryEscape(run.pageURL), tok, nil)
+	require.Equal(t, http.StatusOK, resp.Code, "%s", resp.Body)
+	var ref struct {
+		Key       string `json:"key"`
+		Site      string `json:"site"`
+		SeriesURL string `json:"series_url"`
+	}
+	resp.JSON(t, &ref)
+	require.Equal(t, run.site, ref.Site)
+	require.Equal(t, run.seriesURL, ref.SeriesURL)
+	if run.refused != "" {
+		resp = app.Do("GET", "/api/resolve?url="+url.QueryEscape(run.refused), tok, nil)
+		require.Equal(t, http.StatusUnprocessableEntity, resp.Code, "%s", resp.Body)
+		require.Contains(t, resp.ErrorMsg(t), run.refusedSays)
+	}
+
+	resp = app.Do("PUT", "/api/bookmarks/"+url.PathEscape(ref.Key), tok,
+		map[string]any{"site": run.site, "series_url": ref.SeriesURL, "chapter": run.chapter, "chapter_url": run.chapterURL})
+	require.Equal(t, http.StatusCreated, resp.Code, "%s", resp.Body)
+
+	var b apptest.Bookmark
+	apptest.Eventually(t, "the Acquisition polls the Series and stores its Cover", func() bool {
+		b = app.Bookmark(tok, ref.Key)
+		return b.LatestChapter != nil && b.Cover != nil && *b.Cover != ""
+	})
+	require.Equal(t, run.title, b.Title)
+	require.Equal(t, run.latest, *b.LatestChapter)
+	require.NotNil(t, b.Unread)
+	require.True(t, *b.Unread, "Progress is behind the Latest Chapter")
+	for _, u := range run.fetched {
+		require.Equal(t, 1, app.Sites.Hits(u), "one poll reads %s once", u)
+	}
+	require.True(t, strings.HasPrefix(*b.Cover, app.URL+"/covers/"), *b.Cover)
+	cover, err := http.Get(*b.Cover)
+	require.NoError(t, err)
+	coverBytes, _ := io.ReadAll(cover.Body)
+	cover.Body.Close()
+	require.Equal(t, http.StatusOK, cover.StatusCode)
+	require.Equal(t, "image/png", cover.Header.Get("Content-Type"))
+	require.NotEmpty(t, coverBytes)
+	require.Equal(t, 1, app.Sites.Hits(app.Sites.CoverOf(run.seriesURL)), "the Cover is fetched once, from %s", app.Sites.CoverOf(run.seriesURL))
+
+	resp = app.Do("POST", "/api/series/"+url.PathEscape(ref.Key)+"/archive", tok, map[string]any{"scope": "latest"})
+	require.Equal(t, http.StatusAccepted, resp.Code, "%s", resp.Body)
+	apptest.Eventually(t, "the newest readable chapter is archived", func() bool {
+		return app.Count(`SELECT count(*) FROM archive_chapters WHERE url = $1 AND state = 'archived' AND page_count = $2`, run.latestURL, run.pages) == 1
+	})
+
+	br := app.Browser()
+	br.SignIn("ann", apptest.Password)
+	p := br.Get("/series/" + url.PathEscape(ref.Key))
+	require.Equal(t, http.StatusOK, p.Code, p.Body)
+	link, ok := p.Doc.Find(`[data-testid="archive-link"]`).Attr("href")
+	require.True(t, ok, "the Series page links its archive")
+	p = br.Get(link)
+	require.Equal(t, http.StatusOK, p.Code, p.Body)
+	read, ok := p.Doc.Find(`[data-testid="archived-row"] [data-testid="read"]`).First().Attr("href")
+	require.True(t, ok)
+	p = br.Get(read)
+	require.Equal(t, http.StatusOK, p.Code, p.Body)
+	if run.export == "archive.cbz" {
+		imgs := p.Doc.Find(`[data-testid="strip"] img[data-testid="page"]`)
+		require.Equal(t, run.pages, imgs.Length())
+		img := br.Get(imgs.First().AttrOr("src", ""))
+		require.Equal(t, http.StatusOK, img.Code)
+		require.True(t, strings.HasPrefix(img.Header.Get("Content-Type"), "image/"), img.Header.Get("Content-Type"))
+	}
+
+	code, hdr, body := apiGet(app, "/api/series/"+url.PathEscape(ref.Key)+"/"+run.export, tok)
+	require.Equal(t, http.StatusOK, code, string(body))
+	zr := openZip(t, body)
+	if run.export == "archive.cbz" {
+		require.Equal(t, "application/vnd.comicbook+zip", hdr.Get("Content-Type"))
+		require.Len(t, zr.File, run.pages+1, "the pages and ComicInfo.xml")
+		require.Equal(t, "ComicInfo.xml", zr.File[run.pages].Name)
+	} else {
+		require.Equal(t, "application/epub+zip", hdr.Get("Content-Type"))
+	}
+}
+
+// apiGet is a GET with a token, answering the status, the headers and the
+// whole body.
+func apiGet(app *apptest.App, path, token string) (int, http.Header, []byte) {
+	req, _ := http.NewRequest(http.MethodGet, app.URL+path, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, []byte(err.Error())
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return res.StatusCode, res.Header, body
+}
+
+func TestMangadexEndToEnd(t *testing.T) {
+	t.Parallel()
+	const manga = "8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f"
+	runSite(t, siteRun{
+		site:        "mangadex",
+		pageURL:     fixturesites.MangadexSeries + "/tourou-no-deshi",
+		seriesURL:   fixturesites.MangadexSeries,
+		refused:     fixturesites.MangadexChapter,
+		refusedSays: "title URL",
+		chapter:     "Chapter 10 - Ten Lanterns", chapterURL: "https://mangadex.org/chapter/c0000000-0000-4000-8000-000000000110",
+		title:     "The Lantern Keeper's Apprentice",
+		latest:    "Chapter 10.5 - Side Story",
+		latestURL: fixturesites.MangadexChapter, pages: 3, export: "archive.cbz",
+		fetched: []string{
+			"https://api.mangadex.org/manga/" + manga + "?includes[]=cover_art",
+			"https://api.mangadex.org/manga/" + manga + "/feed?translatedLanguage[]=en&order[readableAt]=desc&limit=100" +
+				"&includeFuturePublishAt=0&includeEmptyPages=0&includeExternalUrl=0" +
+				"&contentRating[]=safe&contentRating[]=suggestive&contentRating[]=erotica&contentRating[]=pornographic",
+		},
+	})
+}
