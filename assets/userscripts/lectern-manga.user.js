@@ -17,6 +17,8 @@
 // @match        https://www.kagane.to/*
 // @match        https://kagane.org/*
 // @match        https://www.kagane.org/*
+// @match        https://mangadex.org/*
+// @match        https://www.mangadex.org/*
 // @grant        GM_xmlhttpRequest
 // @grant        GM_getValue
 // @grant        GM_setValue
@@ -146,6 +148,8 @@ const m_core_adapter = (() => {
 //   page.url    a URL object for location.href
 //   page.title  document.title
 //   page.text(selector)  collapsed text of the first match, or ''
+//   page.link(selector)  the absolute address the first matching link points
+//                        to, or ''
 
 const { chapterInText, numberFrom, parseChapterNumber } = m_core_chapter;
 const { clean } = m_core_util;
@@ -174,6 +178,10 @@ function defineSite(spec) {
       chapter: Object.freeze([...(spec.seriesTitleSelectors?.chapter || [])]),
     }),
     titleFromURL: spec.titleFromURL || null,
+    // seriesLinkSelectors, on a chapter page whose URL names no Series
+    // (MangaDex's /chapter/<uuid>), find the link to the Series' page: the
+    // server resolves that address instead of the page's own.
+    seriesLinkSelectors: Object.freeze([...(spec.seriesLinkSelectors || [])]),
   });
 }
 
@@ -193,17 +201,45 @@ function pathParts(url) {
 //   chapter  { label, number (or null), url } on a chapter page whose chapter
 //            could be read, else null
 //   title    the Series title as the page shows it, or ''
+//   seriesURL  on a chapter page whose URL names no Series, the Series page
+//            its link points to (on the Site's hosts), else ''
 function readPage(site, page) {
   const c = site.classify(page.url) || { kind: 'other' };
   const kind = c.kind === 'series' || c.kind === 'chapter' ? c.kind : 'other';
-  const out = { kind, chapter: null, title: '' };
+  const out = { kind, chapter: null, title: '', seriesURL: '' };
   if (kind === 'other') return out;
-  if (kind === 'chapter') out.chapter = readChapter(site, page, numberFrom(c.number));
+  if (kind === 'chapter') {
+    out.chapter = readChapter(site, page, numberFrom(c.number), c.url);
+    out.seriesURL = readSeriesLink(site, page);
+  }
   out.title = readSeriesTitle(site, page, kind);
   return out;
 }
 
-function readChapter(site, page, urlNumber) {
+function readSeriesLink(site, page) {
+  if (typeof page.link !== 'function') return '';
+  for (const sel of site.seriesLinkSelectors) {
+    const href = page.link(sel);
+    if (href === '') continue;
+    let u;
+    try {
+      u = new URL(href, page.url.href);
+    } catch {
+      continue;
+    }
+    const host = u.hostname.toLowerCase().replace(/^www\./, '');
+    if (u.protocol === 'https:' && site.hosts.includes(host) && site.classify(u).kind === 'series') {
+      u.hash = '';
+      return u.href;
+    }
+  }
+  return '';
+}
+
+// readChapter reads the chapter a page shows; canonical, when the adapter's
+// classify gives one, is the chapter's address without a page part
+// (/chapter/<id>/3 is page 3 of /chapter/<id>).
+function readChapter(site, page, urlNumber, canonical) {
   let label = '';
   let unnumbered = '';
   for (const sel of site.chapterSelectors) {
@@ -228,7 +264,7 @@ function readChapter(site, page, urlNumber) {
   }
   if (label === '') label = unnumbered;
   if (label === '') return null;
-  const u = new URL(page.url.href);
+  const u = new URL(canonical || page.url.href);
   u.hash = '';
   return { label, number, url: u.href };
 }
@@ -676,6 +712,16 @@ function pageFromDocument(doc, href) {
   return {
     url: new URL(href),
     title: typeof doc.title === 'string' ? doc.title : '',
+    // link is where the first matching link points, resolved against the
+    // page: an address, never an image or a tag's metadata.
+    link(selector) {
+      try {
+        const el = doc.querySelector(selector);
+        return el && el.tagName === 'A' && typeof el.href === 'string' ? el.href : '';
+      } catch {
+        return '';
+      }
+    },
     text(selector) {
       try {
         const el = doc.querySelector(selector);
@@ -1210,7 +1256,9 @@ function start({ script, version, library, baseURL, sites, ...env }) {
     }
     if (state.refFor === state.href && (state.ref || (state.refError && state.refError.code === 'unknown-page'))) return;
     try {
-      state.ref = await client.resolve(state.href);
+      // A chapter URL that names no Series (MangaDex) is resolved through
+      // the Series link the page shows.
+      state.ref = await client.resolve(state.page.seriesURL || state.href);
       state.refError = null;
     } catch (err) {
       state.ref = null;
@@ -1495,6 +1543,38 @@ const kagane = defineSite({
 return { kagane };
 })();
 
+// ---- sites/mangadex.js
+const m_sites_mangadex = (() => {
+// mangadex (manga). Title pages /title/<uuid>[/<slug>]; the reader
+// /chapter/<uuid>[/<page>] names a chapter, not its manga, so the Series comes from
+// the title link in the reader's header (seriesLinkSelectors) and the server
+// resolves that. It is a single-page app: the core re-reads the page when the URL
+// changes.
+
+const { defineSite, pathParts } = m_core_adapter;
+
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const mangadex = defineSite({
+  site: 'mangadex',
+  library: 'manga',
+  hosts: ['mangadex.org'],
+  brand: /mangadex/i,
+  classify(url) {
+    const p = pathParts(url);
+    if (p[0] === 'title' && uuid.test(p[1] || '') && p.length <= 3) return { kind: 'series' };
+    if (p[0] === 'chapter' && uuid.test(p[1] || '') && (p.length === 2 || (p.length === 3 && /^\d+$/.test(p[2])))) {
+      return { kind: 'chapter', url: `https://${url.host}/chapter/${p[1].toLowerCase()}` };
+    }
+    return { kind: 'other' };
+  },
+  chapterSelectors: ['.reader--header-chapter', '.reader--header-title'],
+  seriesTitleSelectors: { series: ['.title p'], chapter: ['a.reader--header-manga'] },
+  seriesLinkSelectors: ['a.reader--header-manga'],
+});
+return { mangadex };
+})();
+
 // ---- lectern-manga.entry.js
 const m_lectern_manga_entry = (() => {
 const { start } = m_core_main;
@@ -1502,7 +1582,8 @@ const { asura } = m_sites_asura;
 const { demonic } = m_sites_demonic;
 const { comix } = m_sites_comix;
 const { kagane } = m_sites_kagane;
-start({ script: "lectern-manga", version: "0.1.0", library: "manga", baseURL: LECTERN_BASE_URL, sites: [asura, demonic, comix, kagane] });
+const { mangadex } = m_sites_mangadex;
+start({ script: "lectern-manga", version: "0.1.0", library: "manga", baseURL: LECTERN_BASE_URL, sites: [asura, demonic, comix, kagane, mangadex] });
 return {};
 })();
 })();

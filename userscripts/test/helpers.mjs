@@ -88,10 +88,11 @@ export async function closedPort() {
 
 // stubPage is the adapters' page view (see src/core/adapter.js) over plain data:
 // texts maps a selector to the text of its first match.
-export function stubPage(href, { title = '', texts = {} } = {}) {
+export function stubPage(href, { title = '', texts = {}, links = {} } = {}) {
   return {
     url: new URL(href),
     title,
     text: (sel) => (Object.hasOwn(texts, sel) ? texts[sel] : ''),
+    link: (sel) => (Object.hasOwn(links, sel) ? links[sel] : ''),
   };
 }

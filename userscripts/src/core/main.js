@@ -101,7 +101,9 @@ export function start({ script, version, library, baseURL, sites, ...env }) {
     }
     if (state.refFor === state.href && (state.ref || (state.refError && state.refError.code === 'unknown-page'))) return;
     try {
-      state.ref = await client.resolve(state.href);
+      // A chapter URL that names no Series (MangaDex) is resolved through
+      // the Series link the page shows.
+      state.ref = await client.resolve(state.page.seriesURL || state.href);
       state.refError = null;
     } catch (err) {
       state.ref = null;
