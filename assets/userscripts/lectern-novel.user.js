@@ -1,7 +1,7 @@
 // ==UserScript==
 // @name         Lectern (novels)
 // @namespace    https://github.com/lectern-reader/lectern
-// @version      0.1.0
+// @version      0.2.0
 // @description  Lectern panel on web novel Sites: your Bookmarks, Covers and Latest Chapters; record the chapter you read.
 // @match        https://lightnovelworld.com/*
 // @match        https://www.lightnovelworld.com/*
@@ -21,7 +21,7 @@
 // @noframes
 // ==/UserScript==
 
-// Built by userscripts/build.mjs from userscripts/src (version 0.1.0). Edit the sources, not this file.
+// Built by userscripts/build.mjs from userscripts/src (version 0.2.0). Edit the sources, not this file.
 (function () {
 'use strict';
 
@@ -1476,7 +1476,7 @@ const m_lectern_novel_entry = (() => {
 const { start } = m_core_main;
 const { lightnovelworld } = m_sites_lightnovelworld;
 const { novelfull } = m_sites_novelfull;
-start({ script: "lectern-novel", version: "0.1.0", library: "novel", baseURL: LECTERN_BASE_URL, sites: [lightnovelworld, novelfull] });
+start({ script: "lectern-novel", version: "0.2.0", library: "novel", baseURL: LECTERN_BASE_URL, sites: [lightnovelworld, novelfull] });
 return {};
 })();
 })();
