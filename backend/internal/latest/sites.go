@@ -194,7 +194,7 @@ type table struct {
 
 // BuiltIn returns new entries for the Sites compiled into Lectern.
 func BuiltIn() []*Site {
-	return []*Site{newAsura(), newComix(), newDemonic(), newKagane(), newLightnovelworld(), newMangadex(), newNovelfull()}
+	return []*Site{newAsura(), newComix(), newDemonic(), newKagane(), newLightnovelworld(), newMangadex(), newNovelfull(), newRoyalroad()}
 }
 
 // NewRegistry builds a registry whose base is sites. It refuses a duplicate
