@@ -22,6 +22,7 @@ func BenchmarkExtract(b *testing.B) {
 		// MangaDex's series questions are answered by the feed (chapters) and
 		// the record (title, Cover); the feed is the larger, growing body.
 		{"mangadex", "feed.json", "chapter.json", mdFeed, mdAtHome},
+		{"royalroad", "series.html", "chapter.html", lamp, lamp + "/chapter/800006/chapter-28-the-long-street"},
 	}
 	for _, tc := range sites {
 		site, _ := reg.Lookup(tc.site)

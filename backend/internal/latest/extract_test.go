@@ -66,6 +66,7 @@ const (
 	towerBk  = tower + "/reader/0199a4c3-0000-7000-8000-00000000000"
 	shadow   = "https://www.lightnovelworld.com/novel/shadow-slave"
 	mechanic = "https://novelfull.com/the-legendary-mechanic"
+	lamp     = "https://www.royalroad.com/fiction/48112/the-lamplighters-ledger"
 	mdID     = "8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f"
 	mdTitle  = "https://mangadex.org/title/" + mdID + "/tourou-no-deshi"
 	mdRecord = "https://api.mangadex.org/manga/" + mdID + "?includes[]=cover_art"
@@ -73,6 +74,24 @@ const (
 	mdCh     = "https://mangadex.org/chapter/c0000000-0000-4000-8000-000000000"
 	mdAtHome = "https://api.mangadex.org/at-home/server/c0000000-0000-4000-8000-000000000105"
 )
+
+// royalroadChapterRows is the fiction page's table, in its order: the
+// Prologue and the Interlude have no number, and the order is the table's.
+var royalroadChapterRows = []string{
+	"Prologue|-|https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800001/prologue|false",
+	"Chapter 1: The First Lamp|1|https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800002/chapter-1-the-first-lamp|false",
+	"Chapter 2: Oil and Ash|2|https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800003/chapter-2-oil-and-ash|false",
+	"Interlude: The Watchman|-|https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800004/interlude-the-watchman|false",
+	"Chapter 27: Ember|27|https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800005/chapter-27-ember|false",
+	"Chapter 28: The Long Street|28|https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800006/chapter-28-the-long-street|false",
+}
+
+// royalroadText is chapter.html's text: no author's note, no paragraph or
+// span a <style> rule hides.
+const royalroadText = "The street was longer at night, as it always was.\n\n" +
+	"Oren lit the first lamp and wrote its number in the ledger:\none, and then the date.\n\n" +
+	"“Who keeps count of the counting?” the watchman asked & laughed.\n\n" +
+	"Oren did not answer."
 
 // mangadexChapterRows is feed.json read oldest first: chapter 2's second
 // upload (another group's) is the same chapter; 9 (no pages), 11 (on an
@@ -267,6 +286,29 @@ var extractCases = []extractCase{
 	notPage(extractCase{site: "mangadex", file: "title-page.html", pageURL: mdTitle}, ProblemNotSeriesPage),
 	notPage(extractCase{site: "mangadex", file: "chapter-page.html", pageURL: mdCh + "105"}, ProblemNotSeriesPage),
 
+	// royalroad
+	{site: "royalroad", file: "series.html", pageURL: lamp, series: true, title: "The Lamplighter's Ledger",
+		latest: royalroadChapterRows[5], cover: "https://www.royalroadcdn.com/public/covers-large/48112-the-lamplighters-ledger.jpg?time=1700000001",
+		chapters: royalroadChapterRows},
+	// Without a page URL, links resolve against the Site's first host.
+	{site: "royalroad", file: "series.html", series: true, title: "The Lamplighter's Ledger",
+		latest:   strings.Replace(royalroadChapterRows[5], "www.", "", 1),
+		cover:    "https://www.royalroadcdn.com/public/covers-large/48112-the-lamplighters-ledger.jpg?time=1700000001",
+		chapters: replaceAll(royalroadChapterRows, "www.", "")},
+	// The placeholder Royal Road shows for a fiction without a cover is none.
+	{site: "royalroad", file: "series-nocover.html", pageURL: lamp, series: true, title: "The Lamplighter's Ledger",
+		latest: royalroadChapterRows[5], cover: "", chapters: royalroadChapterRows},
+	// The feed lists the newest chapters with their short links.
+	{site: "royalroad", file: "feed.xml", pageURL: "https://www.royalroad.com/fiction/syndication/48112", series: true, title: "The Lamplighter's Ledger",
+		latest: "Chapter 28: The Long Street|28|https://www.royalroad.com/fiction/chapter/800006|false", cover: "", chapters: []string{
+			"Interlude: The Watchman|-|https://www.royalroad.com/fiction/chapter/800004|false",
+			"Chapter 27: Ember|27|https://www.royalroad.com/fiction/chapter/800005|false",
+			"Chapter 28: The Long Street|28|https://www.royalroad.com/fiction/chapter/800006|false",
+		}},
+	notPage(extractCase{site: "royalroad", file: "feed.xml", pageURL: "https://www.royalroad.com/fiction/syndication/777"}, ProblemNotSeriesPage),
+	{site: "royalroad", file: "chapter.html", pageURL: lamp + "/chapter/800006/chapter-28-the-long-street", chapter: true, text: royalroadText},
+	notPage(extractCase{site: "royalroad", file: "challenge.html", pageURL: lamp}, ProblemChallenge),
+
 	// lightnovelworld
 	{site: "lightnovelworld", file: "series.html", pageURL: shadow, series: true, title: "Shadow Slave",
 		latest: lnwChapterRows[2], cover: "https://static.lightnovelworld.com/bookcover/300x400/shadow-slave.jpg", chapters: lnwChapterRows},
@@ -419,7 +461,7 @@ func TestExtractInvariants(t *testing.T) {
 func TestFixturesNameTheirPage(t *testing.T) {
 	t.Parallel()
 	var n int
-	for _, s := range []string{"asura", "demonic", "comix", "kagane", "lightnovelworld", "mangadex", "novelfull"} {
+	for _, s := range []string{"asura", "demonic", "comix", "kagane", "lightnovelworld", "mangadex", "novelfull", "royalroad"} {
 		entries, err := os.ReadDir(filepath.Join(fixtureDir, s))
 		require.NoError(t, err)
 		kinds := map[string]bool{}
@@ -431,6 +473,8 @@ func TestFixturesNameTheirPage(t *testing.T) {
 				require.True(t, strings.HasPrefix(head, "<!-- Fixture: "), "%s/%s starts with its comment", s, e.Name())
 			case ".json":
 				require.True(t, strings.HasPrefix(head, "{\n \"_fixture\": \""), "%s/%s starts with a _fixture field", s, e.Name())
+			case ".xml":
+				require.Regexp(t, `^<\?xml [^>]*\?>\n<!-- Fixture: `, head, "%s/%s starts with its comment after the declaration", s, e.Name())
 			default:
 				t.Fatalf("unexpected fixture %s/%s", s, e.Name())
 			}

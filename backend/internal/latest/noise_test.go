@@ -38,6 +38,10 @@ var realisticNoise = map[string]string{
 <div class="adsbox"><ins class="adsbygoogle" data-ad-slot="1111"></ins><script>(adsbygoogle = window.adsbygoogle || []).push({});</script></div>
 <div class="comment-item"><p>Great chapter, thanks for the translation!</p><span class="time">2 days ago</span></div>
 `,
+	"royalroad": `<div class="fiction-list-item row"><figure><a href="/fiction/99003/the-salt-road"><img data-type="cover" src="https://www.royalroadcdn.com/public/covers-large/99003-the-salt-road.jpg?time=1690000000" alt="The Salt Road"></a></figure>
+<h2 class="fiction-title"><a href="/fiction/99003/the-salt-road">The Salt Road</a></h2><table class="chapters-of-other"><tr class="chapter-row"><td><a href="/fiction/99003/the-salt-road/chapter/910001/chapter-12-tide">Chapter 12: Tide</a></td></tr></table>
+<style>.rr-other-warning{display:none}</style><div class="portlet comment"><p>Loved this one.</p></div></div>
+`,
 	"novelfull": `<div class="row"><a href="/martial-peak.html" title="Martial Peak"><img src="/uploads/thumbs/martial-peak.jpg" alt="Martial Peak"></a>
 <a href="/martial-peak/chapter-6009.html" title="Chapter 6009">Chapter 6009</a><ul class="l-chapters"><li><a href="/martial-peak/chapter-6008.html">Chapter 6008</a></li></ul></div>
 <div class="ads ads-holder"><ins class="adsbygoogle"></ins><script>(adsbygoogle = window.adsbygoogle || []).push({});</script></div>
@@ -208,6 +212,13 @@ func longList(t testing.TB, site string, n int) ([]byte, string) {
 		}
 		b.WriteString(`</ul></div></body></html>`)
 		return []byte(b.String()), mechanic + ".html"
+	case "royalroad":
+		b.WriteString(`<html><body><div class="fic-title"><h1>T</h1></div><table id="chapters"><tbody>`)
+		for i := 1; i <= n; i++ {
+			fmt.Fprintf(&b, `<tr class="chapter-row"><td><a href="/fiction/48112/the-lamplighters-ledger/chapter/%d/chapter-%d">Chapter %d</a></td></tr>`, 800000+i, i, i)
+		}
+		b.WriteString(`</tbody></table></body></html>`)
+		return []byte(b.String()), lamp
 	case "mangadex":
 		var data []string
 		for i := 1; i <= n; i++ {

@@ -100,7 +100,9 @@ func isFeed(body []byte) bool {
 type rrFeed struct {
 	Channel struct {
 		Title string `xml:"title"`
-		Link  string `xml:"link"`
+		// Links: the channel's <link> and its atom:link, which the
+		// decoder matches by local name alike.
+		Links []string `xml:"link"`
 		Items []struct {
 			Title string `xml:"title"`
 			Link  string `xml:"link"`
@@ -125,8 +127,10 @@ func (rr royalroadSite) feed(body []byte, page *url.URL) (string, []Chapter, err
 	if page != nil {
 		want = rr.keyOf(page.String())
 	}
-	if k := rr.keyOf(strings.TrimSpace(f.Channel.Link)); want != "" && k != "" && k != want {
-		return "", nil, problem(ProblemNotSeriesPage, "the feed is about %s, not %s", k, want)
+	for _, l := range f.Channel.Links {
+		if k := rr.keyOf(strings.TrimSpace(l)); want != "" && k != "" && k != want {
+			return "", nil, problem(ProblemNotSeriesPage, "the feed is about %s, not %s", k, want)
+		}
 	}
 	base := rr.baseURL(page)
 	var out []Chapter

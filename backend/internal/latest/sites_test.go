@@ -72,6 +72,17 @@ func TestResolve(t *testing.T) {
 		{"mangadex title on the api host", "https://api.mangadex.org/title/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f", "", "", ErrNotSeriesURL},
 		{"mangadex cover file", "https://uploads.mangadex.org/covers/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f/x.jpg", "", "", ErrNotSeriesURL},
 
+		{"royalroad fiction", "https://www.royalroad.com/fiction/48112/the-lamplighters-ledger", "royalroad:48112", "https://royalroad.com/fiction/48112/the-lamplighters-ledger", nil},
+		{"royalroad chapter", "https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800006/chapter-28-the-long-street", "royalroad:48112", "https://royalroad.com/fiction/48112/the-lamplighters-ledger", nil},
+		{"royalroad chapter without its slug", "https://royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800006", "royalroad:48112", "https://royalroad.com/fiction/48112/the-lamplighters-ledger", nil},
+		{"royalroad normalised", "http://WWW.RoyalRoad.com/fiction/48112/the-lamplighters-ledger/?tab=reviews#top", "royalroad:48112", "https://royalroad.com/fiction/48112/the-lamplighters-ledger", nil},
+		{"royalroad feed", "https://www.royalroad.com/fiction/syndication/48112", "royalroad:48112", "https://royalroad.com/fiction/48112", nil},
+		{"royalroad bare id", "https://www.royalroad.com/fiction/48112", "royalroad:48112", "https://royalroad.com/fiction/48112", nil},
+		{"royalroad short chapter link", "https://www.royalroad.com/fiction/chapter/800006", "", "", ErrNotSeriesURL},
+		{"royalroad reviews", "https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/reviews", "", "", ErrNotSeriesURL},
+		{"royalroad search", "https://www.royalroad.com/fictions/search?title=lamp", "", "", ErrNotSeriesURL},
+		{"royalroad not an id", "https://www.royalroad.com/fiction/lamp/the-lamplighters-ledger", "", "", ErrNotSeriesURL},
+
 		{"unknown host", "https://tapas.io/series/abc", "", "", ErrUnknownSite},
 		{"lookalike host", "https://asurascans.com.evil.example/comics/x-7f3k9a2b", "", "", ErrUnknownSite},
 		{"subdomain", "https://cdn.asurascans.com/comics/x-7f3k9a2b", "", "", ErrUnknownSite},
@@ -157,7 +168,7 @@ func TestSplitKeyAndHasHost(t *testing.T) {
 
 func TestRegistryEntries(t *testing.T) {
 	t.Parallel()
-	want := map[string]Kind{"asura": Manga, "demonic": Manga, "comix": Manga, "kagane": Manga, "lightnovelworld": Novel, "mangadex": Manga, "novelfull": Novel}
+	want := map[string]Kind{"asura": Manga, "demonic": Manga, "comix": Manga, "kagane": Manga, "lightnovelworld": Novel, "mangadex": Manga, "novelfull": Novel, "royalroad": Novel}
 	got := map[string]Kind{}
 	for _, s := range reg.Sites() {
 		if _, real := want[s.Name]; !real {
@@ -179,7 +190,7 @@ func TestRegistryEntries(t *testing.T) {
 	novelfull, _ := reg.Lookup("novelfull")
 	require.NotNil(t, novelfull.Browser)
 	require.True(t, novelfull.Browser.Fallback)
-	for _, name := range []string{"asura", "demonic", "comix", "lightnovelworld", "mangadex"} {
+	for _, name := range []string{"asura", "demonic", "comix", "lightnovelworld", "mangadex", "royalroad"} {
 		s, _ := reg.Lookup(name)
 		require.Nil(t, s.Browser, name)
 	}
