@@ -1,6 +1,6 @@
 // Builds the two Lectern userscripts from userscripts/src into assets/userscripts/:
 //   lectern-manga.user.js  asura, demonic, comix, kagane, mangadex
-//   lectern-novel.user.js  lightnovelworld, novelfull
+//   lectern-novel.user.js  lightnovelworld, novelfull, royalroad
 //
 //   node userscripts/build.mjs          write both files
 //   node userscripts/build.mjs --check  exit 1 when the committed files are stale
@@ -34,7 +34,7 @@ export const SCRIPTS = [
     title: 'Lectern (novels)',
     library: 'novel',
     description: 'Lectern panel on web novel Sites: your Bookmarks, Covers and Latest Chapters; record the chapter you read.',
-    sites: ['lightnovelworld', 'novelfull'],
+    sites: ['lightnovelworld', 'novelfull', 'royalroad'],
   },
 ];
 

@@ -1,7 +1,7 @@
 // ==UserScript==
 // @name         Lectern (manga)
 // @namespace    https://github.com/lectern-reader/lectern
-// @version      0.2.0
+// @version      0.3.0
 // @description  Lectern panel on manga Sites: your Bookmarks, Covers and Latest Chapters; record the chapter you read.
 // @match        https://asurascans.com/*
 // @match        https://www.asurascans.com/*
@@ -29,7 +29,7 @@
 // @noframes
 // ==/UserScript==
 
-// Built by userscripts/build.mjs from userscripts/src (version 0.2.0). Edit the sources, not this file.
+// Built by userscripts/build.mjs from userscripts/src (version 0.3.0). Edit the sources, not this file.
 (function () {
 'use strict';
 
@@ -1583,7 +1583,7 @@ const { demonic } = m_sites_demonic;
 const { comix } = m_sites_comix;
 const { kagane } = m_sites_kagane;
 const { mangadex } = m_sites_mangadex;
-start({ script: "lectern-manga", version: "0.2.0", library: "manga", baseURL: LECTERN_BASE_URL, sites: [asura, demonic, comix, kagane, mangadex] });
+start({ script: "lectern-manga", version: "0.3.0", library: "manga", baseURL: LECTERN_BASE_URL, sites: [asura, demonic, comix, kagane, mangadex] });
 return {};
 })();
 })();

@@ -1,7 +1,7 @@
 // ==UserScript==
 // @name         Lectern (novels)
 // @namespace    https://github.com/lectern-reader/lectern
-// @version      0.2.0
+// @version      0.3.0
 // @description  Lectern panel on web novel Sites: your Bookmarks, Covers and Latest Chapters; record the chapter you read.
 // @match        https://lightnovelworld.com/*
 // @match        https://www.lightnovelworld.com/*
@@ -11,6 +11,8 @@
 // @match        https://www.novelfull.com/*
 // @match        https://novelfull.net/*
 // @match        https://www.novelfull.net/*
+// @match        https://royalroad.com/*
+// @match        https://www.royalroad.com/*
 // @grant        GM_xmlhttpRequest
 // @grant        GM_getValue
 // @grant        GM_setValue
@@ -21,7 +23,7 @@
 // @noframes
 // ==/UserScript==
 
-// Built by userscripts/build.mjs from userscripts/src (version 0.2.0). Edit the sources, not this file.
+// Built by userscripts/build.mjs from userscripts/src (version 0.3.0). Edit the sources, not this file.
 (function () {
 'use strict';
 
@@ -1471,12 +1473,42 @@ const novelfull = defineSite({
 return { novelfull };
 })();
 
+// ---- sites/royalroad.js
+const m_sites_royalroad = (() => {
+// royalroad (novel). Fiction pages /fiction/<id>/<slug>; chapters
+// /fiction/<id>/<slug>/chapter/<chapter id>/<slug>, whose id is not a chapter number:
+// the number is the one the chapter's title gives ("Chapter 28: ..."), none for a
+// Prologue or an Interlude.
+
+const { defineSite, pathParts } = m_core_adapter;
+
+const id = /^\d{1,12}$/;
+
+const royalroad = defineSite({
+  site: 'royalroad',
+  library: 'novel',
+  hosts: ['royalroad.com'],
+  brand: /royal\s*road/i,
+  classify(url) {
+    const p = pathParts(url);
+    if (p[0] !== 'fiction' || !id.test(p[1] || '')) return { kind: 'other' };
+    if (p.length <= 3) return { kind: 'series' };
+    if ((p.length === 5 || p.length === 6) && p[3] === 'chapter' && id.test(p[4])) return { kind: 'chapter' };
+    return { kind: 'other' };
+  },
+  chapterSelectors: ['.fic-header h1', 'h1'],
+  seriesTitleSelectors: { series: ['.fic-title h1'], chapter: ['.fic-header h2 a', '.fic-header h2'] },
+});
+return { royalroad };
+})();
+
 // ---- lectern-novel.entry.js
 const m_lectern_novel_entry = (() => {
 const { start } = m_core_main;
 const { lightnovelworld } = m_sites_lightnovelworld;
 const { novelfull } = m_sites_novelfull;
-start({ script: "lectern-novel", version: "0.2.0", library: "novel", baseURL: LECTERN_BASE_URL, sites: [lightnovelworld, novelfull] });
+const { royalroad } = m_sites_royalroad;
+start({ script: "lectern-novel", version: "0.3.0", library: "novel", baseURL: LECTERN_BASE_URL, sites: [lightnovelworld, novelfull, royalroad] });
 return {};
 })();
 })();

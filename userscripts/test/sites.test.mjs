@@ -14,9 +14,10 @@ import { kagane } from '../src/sites/kagane.js';
 import { mangadex } from '../src/sites/mangadex.js';
 import { lightnovelworld } from '../src/sites/lightnovelworld.js';
 import { novelfull } from '../src/sites/novelfull.js';
+import { royalroad } from '../src/sites/royalroad.js';
 import { stubPage } from './helpers.mjs';
 
-const ALL = [asura, demonic, comix, kagane, mangadex, lightnovelworld, novelfull];
+const ALL = [asura, demonic, comix, kagane, mangadex, lightnovelworld, novelfull, royalroad];
 const U1 = '3f2b1c9e-8d7a-4b6c-9e1f-0a2b3c4d5e6f';
 const U2 = 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d';
 
@@ -113,6 +114,19 @@ const cases = [
   [novelfull, 'https://www.novelfull.net/martial-peak/chapter-3000.html', { title: 'Martial Peak - Chapter 3000 - Novel Full' },
     { kind: 'chapter', chapter: { label: 'Chapter 3000', number: 3000 }, title: 'Martial Peak' }],
   [novelfull, 'https://novelfull.com/martial-peak/reviews.html', {}, { kind: 'other', chapter: null, title: '' }],
+
+  // royalroad: the chapter id in the URL is no chapter number; the title's is.
+  [royalroad, 'https://www.royalroad.com/fiction/48112/the-lamplighters-ledger', { title: "The Lamplighter's Ledger | Royal Road", texts: { '.fic-title h1': "The Lamplighter's Ledger" } },
+    { kind: 'series', chapter: null, title: "The Lamplighter's Ledger" }],
+  [royalroad, 'https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800006/chapter-28-the-long-street', {
+    title: "Chapter 28: The Long Street - The Lamplighter's Ledger | Royal Road",
+    texts: { '.fic-header h1': 'Chapter 28: The Long Street', '.fic-header h2 a': "The Lamplighter's Ledger" },
+  }, { kind: 'chapter', chapter: { label: 'Chapter 28: The Long Street', number: 28 }, title: "The Lamplighter's Ledger" }],
+  [royalroad, 'https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800001/prologue', {
+    title: "Prologue - The Lamplighter's Ledger | Royal Road", texts: { '.fic-header h1': 'Prologue', '.fic-header h2 a': "The Lamplighter's Ledger" },
+  }, { kind: 'chapter', chapter: { label: 'Prologue', number: null }, title: "The Lamplighter's Ledger" }],
+  [royalroad, 'https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/reviews/2', {}, { kind: 'other', chapter: null, title: '' }],
+  [royalroad, 'https://www.royalroad.com/fictions/best-rated', {}, { kind: 'other', chapter: null, title: '' }],
 ];
 
 for (const [site, href, page, want] of cases) {
@@ -162,7 +176,7 @@ test('hostile page text is collapsed and clipped, never passed through whole', (
 test('each Site answers only for its own hosts, with or without www.', () => {
   const want = {
     'asurascans.com': 'asura', 'www.asuracomic.net': 'asura', 'demonicscans.org': 'demonic', 'comix.ws': 'comix',
-    'www.kagane.to': 'kagane', 'kagane.org': 'kagane', 'mangadex.org': 'mangadex', 'lightnovelworld.co': 'lightnovelworld', 'www.novelfull.com': 'novelfull',
+    'www.kagane.to': 'kagane', 'kagane.org': 'kagane', 'mangadex.org': 'mangadex', 'lightnovelworld.co': 'lightnovelworld', 'www.novelfull.com': 'novelfull', 'www.royalroad.com': 'royalroad',
     'NOVELFULL.NET': 'novelfull',
   };
   for (const [host, site] of Object.entries(want)) assert.equal(siteForHost(ALL, host)?.site, site, host);
@@ -187,5 +201,5 @@ test('adapters read no Cover: no selector reaches an image or a metadata tag', (
 
 test('the Libraries split the Sites as the registry does', () => {
   assert.deepEqual(ALL.filter((s) => s.library === 'manga').map((s) => s.site), ['asura', 'demonic', 'comix', 'kagane', 'mangadex']);
-  assert.deepEqual(ALL.filter((s) => s.library === 'novel').map((s) => s.site), ['lightnovelworld', 'novelfull']);
+  assert.deepEqual(ALL.filter((s) => s.library === 'novel').map((s) => s.site), ['lightnovelworld', 'novelfull', 'royalroad']);
 });

@@ -221,6 +221,41 @@ func TestMangadexPanelRecordsProgress(t *testing.T) {
 	requireTokenHidden(t, tb, e.token)
 }
 
+// On Royal Road the chapter's number is the one its title gives, and the
+// panel records Progress on the fixture chapter page.
+func TestRoyalroadPanelRecordsProgress(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fixturesites.Options{}, 4)
+	ref, err := latest.Default().Resolve(fixturesites.RoyalroadChapter)
+	require.NoError(t, err)
+	browser := launch(t, e.sites)
+	b := newBridge(t, e.lectern.BaseURL, map[string]any{"lectern.token": e.token})
+	tb := newTab(t, browser, b, "lectern-novel", e.userscript("lectern-novel"))
+	tb.open(fixturesites.RoyalroadChapter)
+
+	tb.click("lectern-toggle")
+	tb.wait(`q('lectern-panel').getAttribute('data-state') === 'ready' && q('lectern-empty')`)
+	var chapter string
+	tb.panel(`q('lectern-current-chapter').textContent`, &chapter)
+	require.Equal(t, "This page: Chapter 28: The Long Street", chapter)
+
+	tb.click("lectern-bookmark-chapter")
+	tb.wait(`q('lectern-status').getAttribute('data-code') === 'recorded'`)
+	got := e.bookmark(ref.Key)
+	require.Equal(t, latest.Novel, ref.Kind)
+	require.Equal(t, "Chapter 28: The Long Street", got.Chapter)
+	require.NotNil(t, got.ChapterNumber)
+	require.Equal(t, 28.0, *got.ChapterNumber)
+	require.Equal(t, fixturesites.RoyalroadChapter, got.ChapterURL)
+	require.Equal(t, "The Lamplighter's Ledger", got.Title)
+
+	e.waitCover(ref.Key)
+	tb.click("lectern-refresh")
+	tb.wait(coverLoaded(ref.Key) + ` !== ''`)
+	tb.screenshot("e2e-royalroad-panel")
+	requireTokenHidden(t, tb, e.token)
+}
+
 // pageReport is what the page's own script can find.
 type pageReport struct {
 	Leaks       []string `json:"leaks"`

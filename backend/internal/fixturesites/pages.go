@@ -34,6 +34,8 @@ const (
 	DemonicSeries          = "https://demonicscans.org/manga/Solo-Max-Level-Newbie"
 	KaganeSeries           = "https://kagane.to/series/0199a4c2-7d1e-7b3a-9f21-4be0c6d1a2f3"
 	NovelFullSeries        = "https://novelfull.com/the-legendary-mechanic.html"
+	RoyalroadSeries        = "https://www.royalroad.com/fiction/48112/the-lamplighters-ledger"
+	RoyalroadChapter       = RoyalroadSeries + "/chapter/800006/chapter-28-the-long-street"
 	MangadexSeries         = "https://mangadex.org/title/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f"
 	MangadexChapter        = "https://mangadex.org/chapter/c0000000-0000-4000-8000-000000000105"
 )
@@ -88,6 +90,10 @@ var pages = []Page{
 	{Site: "mangadex", URL: "https://api.mangadex.org/at-home/server/c0000000-0000-4000-8000-000000000105", File: "chapter.json",
 		ContentType: jsonType, Chapter: true, ReadAs: MangadexChapter},
 
+	{Site: "royalroad", URL: RoyalroadSeries, File: "series.html", Series: true},
+	{Site: "royalroad", URL: RoyalroadChapter, File: "chapter.html", Chapter: true},
+	{Site: "royalroad", URL: "https://www.royalroad.com/fiction/syndication/48112", File: "feed.xml", ContentType: "application/rss+xml; charset=utf-8"},
+
 	{Site: "novelfull", URL: NovelFullSeries, File: "series.html", Series: true},
 	{Site: "novelfull", URL: NovelFullSeries + "?page=2&per-page=50", File: "series-page-2.html"},
 	{Site: "novelfull", URL: "https://novelfull.com/the-legendary-mechanic/chapter-1462.html", File: "chapter.html", Chapter: true},
@@ -103,6 +109,7 @@ var variants = map[string][]string{
 	"kagane":          {"challenge.html", "chapter-manifest.json", "error.json", "series-nocover.json"},
 	"lightnovelworld": {"challenge.html", "login.html", "series-nocover.html"},
 	"mangadex":        {"error.json", "series-nocover.json"},
+	"royalroad":       {"challenge.html", "series-nocover.html"},
 	"novelfull":       {"access-denied.html", "challenge.html", "series-nocover.html", "series-nolatest.html"},
 }
 
