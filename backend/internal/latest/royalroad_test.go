@@ -58,7 +58,9 @@ func TestRoyalroadHiddenClasses(t *testing.T) {
 	}
 }
 
-// The table's order is the author's: no sort by the numbers titles carry.
+// The table's order is the author's: no sort by the numbers titles carry,
+// and a number that goes back along it (a new book restarting the count)
+// is dropped, so unread compares URLs, never a smaller number.
 func TestRoyalroadKeepsTheTablesOrder(t *testing.T) {
 	t.Parallel()
 	site, _ := reg.Lookup("royalroad")
@@ -68,10 +70,27 @@ func TestRoyalroadKeepsTheTablesOrder(t *testing.T) {
 	body = bytes.Replace(body, []byte("</tbody></table>"), []byte(extra+"</tbody></table>"), 1)
 	c, err := site.Latest(body, mustParse(t, lamp))
 	require.NoError(t, err)
-	require.Equal(t, "Book 2, Chapter 1: Dawn|1|"+lamp+"/chapter/800007/book-2-chapter-1|false", row(c))
+	require.Equal(t, "Book 2, Chapter 1: Dawn|-|"+lamp+"/chapter/800007/book-2-chapter-1|false", row(c))
 	list, err := site.Chapters(body, mustParse(t, lamp))
 	require.NoError(t, err)
 	require.Equal(t, append(append([]string{}, royalroadChapterRows...), row(c)), rows(list))
 }
 
 func rowOf(c Chapter) string { return row(c) }
+
+func TestOrderedNumbers(t *testing.T) {
+	t.Parallel()
+	var list []Chapter
+	for _, label := range []string{"Prologue", "Chapter 1", "Chapter 1.5", "Chapter 2", "Chapter 2", "Interlude", "Book 2, Chapter 1", "Chapter 3"} {
+		list = append(list, chapterOf(label, nil, "https://royalroad.com/fiction/1/x/chapter/"+label, false))
+	}
+	var got []string
+	for _, c := range orderedNumbers(list) {
+		n := "-"
+		if c.Number != nil {
+			n = formatNumber(*c.Number)
+		}
+		got = append(got, c.Label+"="+n)
+	}
+	require.Equal(t, []string{"Prologue=-", "Chapter 1=1", "Chapter 1.5=1.5", "Chapter 2=2", "Chapter 2=-", "Interlude=-", "Book 2, Chapter 1=-", "Chapter 3=3"}, got)
+}

@@ -145,7 +145,7 @@ func (rr royalroadSite) feed(body []byte, page *url.URL) (string, []Chapter, err
 		out = append(out, chapterOf(it.Title, nil, link, false))
 	}
 	slices.Reverse(out)
-	return titleOf(f.Channel.Title), tidyChapters(out), nil
+	return titleOf(f.Channel.Title), orderedNumbers(tidyChapters(out)), nil
 }
 
 func (rr royalroadSite) seriesDoc(body []byte) (*goquery.Document, error) {
@@ -200,7 +200,7 @@ func (rr royalroadSite) chapters(body []byte, page *url.URL) ([]Chapter, error) 
 		}
 		out = append(out, chapterOf(a.Text(), nil, link, false))
 	})
-	return tidyChapters(out), nil
+	return orderedNumbers(tidyChapters(out)), nil
 }
 
 // cover is the page's cover image (covers-large, the rendition the page
