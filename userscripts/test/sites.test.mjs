@@ -118,11 +118,11 @@ const cases = [
   // royalroad: the chapter id in the URL is no chapter number; the title's is.
   [royalroad, 'https://www.royalroad.com/fiction/48112/the-lamplighters-ledger', { title: "The Lamplighter's Ledger | Royal Road", texts: { '.fic-title h1': "The Lamplighter's Ledger" } },
     { kind: 'series', chapter: null, title: "The Lamplighter's Ledger" }],
-  [royalroad, 'https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800006/chapter-28-the-long-street', {
+  [royalroad, 'https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800006', {
     title: "Chapter 28: The Long Street - The Lamplighter's Ledger | Royal Road",
     texts: { '.fic-header h1': 'Chapter 28: The Long Street', '.fic-header h2 a': "The Lamplighter's Ledger" },
   }, { kind: 'chapter', chapter: { label: 'Chapter 28: The Long Street', number: 28 }, title: "The Lamplighter's Ledger" }],
-  [royalroad, 'https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800001/prologue', {
+  [royalroad, 'https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800001', {
     title: "Prologue - The Lamplighter's Ledger | Royal Road", texts: { '.fic-header h1': 'Prologue', '.fic-header h2 a': "The Lamplighter's Ledger" },
   }, { kind: 'chapter', chapter: { label: 'Prologue', number: null }, title: "The Lamplighter's Ledger" }],
   [royalroad, 'https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/reviews/2', {}, { kind: 'other', chapter: null, title: '' }],
@@ -163,6 +163,14 @@ test('a MangaDex reader page finds its Series through the title link, and its ch
   }
   // Other Sites' URLs name their Series: no link is read.
   assert.equal(readPage(asura, stubPage('https://asurascans.com/comics/solo-leveling-ab12cd34/chapter/105')).seriesURL, '');
+});
+
+test('a Royal Road chapter is named without its own slug, as the server names it', () => {
+  const got = readPage(royalroad, stubPage('https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800006/chapter-28-the-long-street#comments', {
+    texts: { '.fic-header h1': 'Chapter 28: The Long Street' },
+  }));
+  assert.equal(got.chapter.url, 'https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800006');
+  assert.equal(got.seriesURL, '', 'the URL names its fiction');
 });
 
 test('hostile page text is collapsed and clipped, never passed through whole', () => {

@@ -38,8 +38,10 @@ type siteRun struct {
 	// text is a sentence of the archived chapter (a novel's), and absent
 	// what must not be in it.
 	text, absent string
-	// fetched are the URLs one poll reads, each once.
+	// fetched are the URLs the first poll reads, each once; feed the one
+	// a later poll reads instead (the Site's PollURL), "" for none.
 	fetched []string
+	feed    string
 }
 
 func runSite(t *testing.T, run siteRun) {
@@ -97,6 +99,25 @@ func runSite(t *testing.T, run siteRun) {
 	}
 	require.NotEmpty(t, coverOf)
 	require.Equal(t, 1, app.Sites.Hits(coverOf), "the Cover is fetched once, from %s", coverOf)
+
+	if run.feed != "" {
+		// Once the Series has its Cover, the Owner's "poll now" reads the
+		// feed alone.
+		owner := app.Token("olive", true)
+		apptest.Eventually(t, "the Acquisition's job is finished", func() bool { return app.JobsDone("poll_series") })
+		before := app.Sites.Hits(run.feed)
+		resp = app.Do("POST", "/api/admin/series/"+url.PathEscape(ref.Key)+"/poll", owner, nil)
+		require.Equal(t, http.StatusAccepted, resp.Code, "%s", resp.Body)
+		apptest.Eventually(t, "the second poll reads the feed", func() bool { return app.Sites.Hits(run.feed) == before+1 && app.JobsDone("poll_series") })
+		for _, u := range run.fetched {
+			if u != run.feed { // read by the first poll only
+				require.Equal(t, 1, app.Sites.Hits(u), "the second poll reads only the feed, not %s", u)
+			}
+		}
+		b = app.Bookmark(tok, ref.Key)
+		require.Equal(t, run.latest, *b.LatestChapter, "the feed names the same Latest Chapter")
+		require.Equal(t, run.title, b.Title)
+	}
 
 	resp = app.Do("POST", "/api/series/"+url.PathEscape(ref.Key)+"/archive", tok, map[string]any{"scope": "latest"})
 	require.Equal(t, http.StatusAccepted, resp.Code, "%s", resp.Body)
@@ -163,6 +184,10 @@ func apiGet(app *apptest.App, path, token string) (int, http.Header, []byte) {
 	return res.StatusCode, res.Header, body
 }
 
+const mdFeed = "https://api.mangadex.org/manga/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f/feed?translatedLanguage[]=en&order[readableAt]=desc&limit=100" +
+	"&includeFuturePublishAt=0&includeEmptyPages=0&includeExternalUrl=0" +
+	"&contentRating[]=safe&contentRating[]=suggestive&contentRating[]=erotica&contentRating[]=pornographic"
+
 func TestMangadexEndToEnd(t *testing.T) {
 	t.Parallel()
 	const manga = "8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f"
@@ -176,12 +201,8 @@ func TestMangadexEndToEnd(t *testing.T) {
 		title:     "The Lantern Keeper's Apprentice",
 		latest:    "Chapter 10.5 - Side Story",
 		latestURL: fixturesites.MangadexChapter, pages: 3, export: "archive.cbz",
-		fetched: []string{
-			"https://api.mangadex.org/manga/" + manga + "?includes[]=cover_art",
-			"https://api.mangadex.org/manga/" + manga + "/feed?translatedLanguage[]=en&order[readableAt]=desc&limit=100" +
-				"&includeFuturePublishAt=0&includeEmptyPages=0&includeExternalUrl=0" +
-				"&contentRating[]=safe&contentRating[]=suggestive&contentRating[]=erotica&contentRating[]=pornographic",
-		},
+		fetched: []string{"https://api.mangadex.org/manga/" + manga + "?includes[]=cover_art", mdFeed},
+		feed:    mdFeed,
 	})
 }
 
@@ -193,13 +214,14 @@ func TestRoyalroadEndToEnd(t *testing.T) {
 		seriesURL:   "https://royalroad.com/fiction/48112/the-lamplighters-ledger",
 		refused:     "https://www.royalroad.com/fiction/chapter/800006",
 		refusedSays: "names no fiction",
-		chapter:     "Chapter 27: Ember", chapterURL: fixturesites.RoyalroadSeries + "/chapter/800005/chapter-27-ember",
+		chapter:     "Chapter 27: Ember", chapterURL: fixturesites.RoyalroadSeries + "/chapter/800005",
 		title:     "The Lamplighter's Ledger",
 		latest:    "Chapter 28: The Long Street",
-		latestURL: "https://royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800006/chapter-28-the-long-street",
+		latestURL: "https://royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800006",
 		export:    "archive.epub",
 		text:      "Oren lit the first lamp",
 		absent:    "unlawfully",
 		fetched:   []string{"https://royalroad.com/fiction/48112/the-lamplighters-ledger"},
+		feed:      "https://www.royalroad.com/fiction/syndication/48112",
 	})
 }

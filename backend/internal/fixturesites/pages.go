@@ -35,7 +35,7 @@ const (
 	KaganeSeries           = "https://kagane.to/series/0199a4c2-7d1e-7b3a-9f21-4be0c6d1a2f3"
 	NovelFullSeries        = "https://novelfull.com/the-legendary-mechanic.html"
 	RoyalroadSeries        = "https://www.royalroad.com/fiction/48112/the-lamplighters-ledger"
-	RoyalroadChapter       = RoyalroadSeries + "/chapter/800006/chapter-28-the-long-street"
+	RoyalroadChapter       = RoyalroadSeries + "/chapter/800006"
 	MangadexSeries         = "https://mangadex.org/title/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f"
 	MangadexChapter        = "https://mangadex.org/chapter/c0000000-0000-4000-8000-000000000105"
 )

@@ -78,12 +78,12 @@ const (
 // royalroadChapterRows is the fiction page's table, in its order: the
 // Prologue and the Interlude have no number, and the order is the table's.
 var royalroadChapterRows = []string{
-	"Prologue|-|https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800001/prologue|false",
-	"Chapter 1: The First Lamp|1|https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800002/chapter-1-the-first-lamp|false",
-	"Chapter 2: Oil and Ash|2|https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800003/chapter-2-oil-and-ash|false",
-	"Interlude: The Watchman|-|https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800004/interlude-the-watchman|false",
-	"Chapter 27: Ember|27|https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800005/chapter-27-ember|false",
-	"Chapter 28: The Long Street|28|https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800006/chapter-28-the-long-street|false",
+	"Prologue|-|https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800001|false",
+	"Chapter 1: The First Lamp|1|https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800002|false",
+	"Chapter 2: Oil and Ash|2|https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800003|false",
+	"Interlude: The Watchman|-|https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800004|false",
+	"Chapter 27: Ember|27|https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800005|false",
+	"Chapter 28: The Long Street|28|https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800006|false",
 }
 
 // royalroadText is chapter.html's text: no author's note, no paragraph or
@@ -298,13 +298,10 @@ var extractCases = []extractCase{
 	// The placeholder Royal Road shows for a fiction without a cover is none.
 	{site: "royalroad", file: "series-nocover.html", pageURL: lamp, series: true, title: "The Lamplighter's Ledger",
 		latest: royalroadChapterRows[5], cover: "", chapters: royalroadChapterRows},
-	// The feed lists the newest chapters with their short links.
+	// The feed lists the newest chapters; their short links are made long
+	// with the channel's link, so the feed and the table name them alike.
 	{site: "royalroad", file: "feed.xml", pageURL: "https://www.royalroad.com/fiction/syndication/48112", series: true, title: "The Lamplighter's Ledger",
-		latest: "Chapter 28: The Long Street|28|https://www.royalroad.com/fiction/chapter/800006|false", cover: "", chapters: []string{
-			"Interlude: The Watchman|-|https://www.royalroad.com/fiction/chapter/800004|false",
-			"Chapter 27: Ember|27|https://www.royalroad.com/fiction/chapter/800005|false",
-			"Chapter 28: The Long Street|28|https://www.royalroad.com/fiction/chapter/800006|false",
-		}},
+		latest: royalroadChapterRows[5], cover: "", chapters: royalroadChapterRows[3:]},
 	notPage(extractCase{site: "royalroad", file: "feed.xml", pageURL: "https://www.royalroad.com/fiction/syndication/777"}, ProblemNotSeriesPage),
 	{site: "royalroad", file: "chapter.html", pageURL: lamp + "/chapter/800006/chapter-28-the-long-street", chapter: true, text: royalroadText},
 	notPage(extractCase{site: "royalroad", file: "challenge.html", pageURL: lamp}, ProblemChallenge),

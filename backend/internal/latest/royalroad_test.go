@@ -70,7 +70,7 @@ func TestRoyalroadKeepsTheTablesOrder(t *testing.T) {
 	body = bytes.Replace(body, []byte("</tbody></table>"), []byte(extra+"</tbody></table>"), 1)
 	c, err := site.Latest(body, mustParse(t, lamp))
 	require.NoError(t, err)
-	require.Equal(t, "Book 2, Chapter 1: Dawn|-|"+lamp+"/chapter/800007/book-2-chapter-1|false", row(c))
+	require.Equal(t, "Book 2, Chapter 1: Dawn|-|"+lamp+"/chapter/800007|false", row(c))
 	list, err := site.Chapters(body, mustParse(t, lamp))
 	require.NoError(t, err)
 	require.Equal(t, append(append([]string{}, royalroadChapterRows...), row(c)), rows(list))

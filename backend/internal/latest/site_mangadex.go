@@ -66,6 +66,7 @@ func newMangadex() *Site {
 		Title:      md.title,
 		Latest:     md.latest,
 		LatestOf:   md.latestOf,
+		PollURL:    md.pollURL,
 		Cover:      md.cover,
 		Chapters:   md.chapters,
 		ChapterList: func(ctx context.Context, fetch PageFetcher, seriesURL string, seriesBody []byte) ([]Chapter, error) {
@@ -123,6 +124,17 @@ func (md mangadexSite) readURL(u *url.URL) (string, bool) {
 		return "https://" + mangadexAPI + "/at-home/server/" + id, true
 	}
 	return "", false
+}
+
+// pollURL: once a Series has its title and Cover, a poll reads the feed
+// alone, one request instead of two.
+func (md mangadexSite) pollURL(seriesURL string) (string, bool) {
+	ref, err := md.ResolveOn(seriesURL)
+	if err != nil {
+		return "", false
+	}
+	_, id, _ := SplitKey(ref.Key)
+	return md.latestFeedURL(id), true
 }
 
 func (md mangadexSite) recordURL(id string) string {

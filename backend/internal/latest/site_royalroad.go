@@ -38,8 +38,49 @@ func newRoyalroad() *Site {
 		Cover:      rr.cover,
 		Chapters:   rr.chapters,
 		Content:    rr.content,
+		PollURL:    rr.pollURL,
 	}
 	return rr.Site
+}
+
+// pollURL is the fiction's syndication feed: a few kilobytes where the
+// fiction page is a few hundred, read once the Series has its Cover.
+func (rr royalroadSite) pollURL(seriesURL string) (string, bool) {
+	ref, err := rr.ResolveOn(seriesURL)
+	if err != nil {
+		return "", false
+	}
+	_, id, _ := SplitKey(ref.Key)
+	return "https://www." + rr.Hosts[0] + "/fiction/syndication/" + id, true
+}
+
+// chapterURL is a chapter's address in one form whoever lists it:
+// /fiction/<id>/<slug>/chapter/<cid>, without the chapter's own slug (which
+// follows its title, and which the feed's short links lack), so the table
+// and the feed name a chapter alike. fiction is the fiction's path.
+func (rr royalroadSite) chapterURL(base *url.URL, ref, fiction string) (string, bool) {
+	link, ok := rr.siteURL(base, ref)
+	if !ok {
+		return "", false
+	}
+	u, err := url.Parse(link)
+	if err != nil {
+		return "", false
+	}
+	var buf [maxPathParts]string
+	p, ok := pathParts(u, &buf)
+	var cid string
+	switch {
+	case !ok:
+		return "", false
+	case len(p) >= 5 && p[0] == "fiction" && isDigits(p[1]) && validSlug(p[2]) && p[3] == "chapter" && isDigits(p[4]):
+		fiction, cid = "/fiction/"+p[1]+"/"+p[2], p[4]
+	case len(p) == 3 && p[0] == "fiction" && p[1] == "chapter" && isDigits(p[2]) && fiction != "":
+		cid = p[2]
+	default:
+		return "", false
+	}
+	return "https://" + u.Host + fiction + "/chapter/" + cid, true
 }
 
 func isDigits(s string) bool {
@@ -133,13 +174,24 @@ func (rr royalroadSite) feed(body []byte, page *url.URL) (string, []Chapter, err
 		}
 	}
 	base := rr.baseURL(page)
+	// The channel's link is the fiction page: its path makes the items'
+	// short links long.
+	fiction := ""
+	for _, l := range f.Channel.Links {
+		if u, err := url.Parse(strings.TrimSpace(l)); err == nil && rr.HasHost(u.Hostname()) {
+			if _, path, ok := rr.seriesPath(&url.URL{Path: u.Path}); ok && strings.Count(path, "/") == 3 {
+				fiction = path
+				break
+			}
+		}
+	}
 	var out []Chapter
 	for i, it := range f.Channel.Items {
 		if i == rrMaxFeedItems {
 			break
 		}
-		link, ok := rr.siteURL(base, strings.TrimSpace(it.Link))
-		if !ok || !strings.Contains(link, "/chapter/") {
+		link, ok := rr.chapterURL(base, strings.TrimSpace(it.Link), fiction)
+		if !ok {
 			continue
 		}
 		out = append(out, chapterOf(it.Title, nil, link, false))
@@ -191,8 +243,8 @@ func (rr royalroadSite) chapters(body []byte, page *url.URL) ([]Chapter, error) 
 	var out []Chapter
 	doc.Find("table#chapters").First().Find("tr.chapter-row").Each(func(_ int, tr *goquery.Selection) {
 		a := tr.Find("td a[href]").First()
-		link, ok := rr.siteURL(base, a.AttrOr("href", tr.AttrOr("data-url", "")))
-		if !ok || !strings.Contains(link, "/chapter/") {
+		link, ok := rr.chapterURL(base, a.AttrOr("href", tr.AttrOr("data-url", "")), "")
+		if !ok {
 			return
 		}
 		if k := rr.keyOf(link); k == "" || key != "" && k != key {

@@ -133,6 +133,14 @@ type Site struct {
 	// on the Site's hosts; every fetch of a Site page goes through it.
 	ReadURL func(u *url.URL) (string, bool)
 
+	// PollURL, when set, gives a lighter body the Poll reads instead of the
+	// series page once the Series has its Cover and a Latest Chapter: a feed
+	// (Royal Road's syndication, WEBTOON's RSS, MangaDex's chapter feed).
+	// The entry's answers read that body too; when it fails or names no
+	// Latest Chapter, the Poll reads the series page. ok is false when the
+	// Site has no such body for seriesURL.
+	PollURL func(seriesURL string) (string, bool)
+
 	// NoSeries, when set, says why a URL of the Site names no Series, where
 	// the Site can say more than "not a series page" (a MangaDex chapter URL
 	// names no manga: its title URL is needed). "" keeps the plain refusal.

@@ -131,7 +131,7 @@ func (p *Poller) poll(ctx context.Context, key string, scheduledAt time.Time, sa
 		cond = fetch.Conditional{ETag: ser.PollETag, LastModified: ser.PollLastModified}
 	}
 	start := time.Now()
-	page, err := p.Fetch.FetchSeries(ctx, site, ser.SeriesURL, cond)
+	page, err := p.fetchSeries(ctx, log, site, ser, refetch, cond)
 	took := max(time.Since(start)-page.Waited, 0)
 	next := p.forecast(scheduledAt)
 	if err != nil {
@@ -146,6 +146,43 @@ func (p *Poller) poll(ctx context.Context, key string, scheduledAt time.Time, sa
 		return p.Store.SiteAnswered(ctx, site.Name)
 	}
 	return p.answered(ctx, log, site, ser, page, took, next, refetch)
+}
+
+// fetchSeries fetches what the poll reads: the Site's lighter feed when it
+// has one (PollURL) and the Series needs nothing only the series page gives
+// (a first Latest Chapter, a Cover, a refetch), otherwise the series page.
+// A feed that fails or names no Latest Chapter is followed by the series
+// page, so a Site whose feed is down is still polled; a refusal is not,
+// since the series page would be refused too.
+func (p *Poller) fetchSeries(ctx context.Context, log *slog.Logger, site *latest.Site, ser store.Series, refetch bool, cond fetch.Conditional) (fetch.Page, error) {
+	if site.PollURL == nil || ser.CoverAddress == "" || refetch || ser.LatestLabel == "" {
+		return p.Fetch.FetchSeries(ctx, site, ser.SeriesURL, cond)
+	}
+	feedURL, ok := site.PollURL(ser.SeriesURL)
+	if !ok {
+		return p.Fetch.FetchSeries(ctx, site, ser.SeriesURL, cond)
+	}
+	page, err := p.Fetch.FetchSeries(ctx, site, feedURL, cond)
+	var se *fetch.StatusError
+	switch {
+	case err == nil && page.NotModified:
+		return page, nil
+	case err == nil:
+		pu, _ := url.Parse(feedURL)
+		_, lerr := site.Latest(page.Body, pu)
+		if lerr == nil || latest.IsBackoffProblem(lerr) {
+			return page, nil
+		}
+		log.InfoContext(ctx, "poll: the feed names no Latest Chapter: reading the series page", "problem", problemText(lerr))
+	case errors.As(err, &se) && se.Refused(), errors.Is(err, fetch.ErrPaused), errors.Is(err, context.Canceled):
+		return page, err
+	default:
+		log.InfoContext(ctx, "poll: the feed failed: reading the series page", "err", err)
+	}
+	waited := page.Waited
+	page, err = p.Fetch.FetchSeries(ctx, site, ser.SeriesURL, fetch.Conditional{})
+	page.Waited += waited
+	return page, err
 }
 
 // forecast is the next poll after one planned at scheduledAt: an interval
