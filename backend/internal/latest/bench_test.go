@@ -22,7 +22,8 @@ func BenchmarkExtract(b *testing.B) {
 		// MangaDex's series questions are answered by the feed (chapters) and
 		// the record (title, Cover); the feed is the larger, growing body.
 		{"mangadex", "feed.json", "chapter.json", mdFeed, mdAtHome},
-		{"royalroad", "series.html", "chapter.html", lamp, lamp + "/chapter/800006/chapter-28-the-long-street"},
+		{"royalroad", "series.html", "chapter.html", lamp, lamp + "/chapter/800006"},
+		{"webtoons", "series.html", "chapter.html", saltList, saltEp(6)},
 	}
 	for _, tc := range sites {
 		site, _ := reg.Lookup(tc.site)

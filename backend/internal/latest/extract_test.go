@@ -66,6 +66,8 @@ const (
 	towerBk  = tower + "/reader/0199a4c3-0000-7000-8000-00000000000"
 	shadow   = "https://www.lightnovelworld.com/novel/shadow-slave"
 	mechanic = "https://novelfull.com/the-legendary-mechanic"
+	salt     = "https://www.webtoons.com/en/fantasy/the-salt-cartographer"
+	saltList = salt + "/list?title_no=7710"
 	lamp     = "https://www.royalroad.com/fiction/48112/the-lamplighters-ledger"
 	mdID     = "8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f"
 	mdTitle  = "https://mangadex.org/title/" + mdID + "/tourou-no-deshi"
@@ -74,6 +76,20 @@ const (
 	mdCh     = "https://mangadex.org/chapter/c0000000-0000-4000-8000-000000000"
 	mdAtHome = "https://api.mangadex.org/at-home/server/c0000000-0000-4000-8000-000000000105"
 )
+
+func saltEp(n int) string {
+	return fmt.Sprintf("%s/episode-%d/viewer?title_no=7710&episode_no=%d", salt, n, n)
+}
+
+// webtoonsRows are the episodes of list page 1 (series.html), by number:
+// 3 is a Daily Pass episode, 7 a Fast Pass one.
+var webtoonsRows = []string{
+	"Ep. 3 - A Chart of Nothing|3|" + saltEp(3) + "|true",
+	"Ep. 4 - Soundings|4|" + saltEp(4) + "|false",
+	"Ep. 5 - Brine|5|" + saltEp(5) + "|false",
+	"Ep. 6 - The Lighthouse Map|6|" + saltEp(6) + "|false",
+	"Ep. 7 - Low Tide|7|" + saltEp(7) + "|true",
+}
 
 // royalroadChapterRows is the fiction page's table, in its order: the
 // Prologue and the Interlude have no number, and the order is the table's.
@@ -286,6 +302,30 @@ var extractCases = []extractCase{
 	notPage(extractCase{site: "mangadex", file: "title-page.html", pageURL: mdTitle}, ProblemNotSeriesPage),
 	notPage(extractCase{site: "mangadex", file: "chapter-page.html", pageURL: mdCh + "105"}, ProblemNotSeriesPage),
 
+	// webtoons: the Latest Chapter is the newest episode a reader can open
+	// (7 is behind a Fast Pass).
+	{site: "webtoons", file: "series.html", pageURL: saltList, series: true, title: "The Salt Cartographer",
+		latest: webtoonsRows[3], cover: "https://swebtoon-phinf.pstatic.net/20260301_12/1709280000000_JPEG/7710_share.jpg?type=crop540_540",
+		chapters: webtoonsRows},
+	{site: "webtoons", file: "series.html", series: true, title: "The Salt Cartographer",
+		latest: webtoonsRows[3], cover: "https://swebtoon-phinf.pstatic.net/20260301_12/1709280000000_JPEG/7710_share.jpg?type=crop540_540",
+		chapters: webtoonsRows},
+	{site: "webtoons", file: "series-nocover.html", pageURL: saltList, series: true, title: "The Salt Cartographer",
+		latest: webtoonsRows[3], cover: "", chapters: webtoonsRows},
+	{site: "webtoons", file: "series-page-2.html", pageURL: saltList + "&page=2", series: true, title: "The Salt Cartographer",
+		latest: "Ep. 2 - The Guild|2|" + saltEp(2) + "|false", cover: "https://swebtoon-phinf.pstatic.net/20260301_12/1709280000000_JPEG/7710_share.jpg?type=crop540_540",
+		chapters: []string{"Ep. 1 - Salt|1|" + saltEp(1) + "|false", "Ep. 2 - The Guild|2|" + saltEp(2) + "|false"}},
+	// A list page of another title is not this one's.
+	notPage(extractCase{site: "webtoons", file: "series.html", pageURL: "https://www.webtoons.com/en/romance/tide-and-tea/list?title_no=8801"}, ProblemNotSeriesPage),
+	{site: "webtoons", file: "feed.xml", pageURL: salt + "/rss?title_no=7710", series: true, title: "The Salt Cartographer",
+		latest: webtoonsRows[3], cover: "", chapters: webtoonsRows[1:4]},
+	{site: "webtoons", file: "chapter.html", pageURL: saltEp(6), chapter: true, pages: []string{
+		"https://webtoon-phinf.pstatic.net/20261124_7/7710_6_01.jpg?type=q90",
+		"https://webtoon-phinf.pstatic.net/20261124_7/7710_6_02.jpg?type=q90",
+		"https://webtoon-phinf.pstatic.net/20261124_7/7710_6_03.jpg?type=q90",
+	}},
+	notPage(extractCase{site: "webtoons", file: "error.html", pageURL: saltList}, ProblemNotSeriesPage),
+
 	// royalroad
 	{site: "royalroad", file: "series.html", pageURL: lamp, series: true, title: "The Lamplighter's Ledger",
 		latest: royalroadChapterRows[5], cover: "https://www.royalroadcdn.com/public/covers-large/48112-the-lamplighters-ledger.jpg?time=1700000001",
@@ -458,7 +498,7 @@ func TestExtractInvariants(t *testing.T) {
 func TestFixturesNameTheirPage(t *testing.T) {
 	t.Parallel()
 	var n int
-	for _, s := range []string{"asura", "demonic", "comix", "kagane", "lightnovelworld", "mangadex", "novelfull", "royalroad"} {
+	for _, s := range []string{"asura", "demonic", "comix", "kagane", "lightnovelworld", "mangadex", "novelfull", "royalroad", "webtoons"} {
 		entries, err := os.ReadDir(filepath.Join(fixtureDir, s))
 		require.NoError(t, err)
 		kinds := map[string]bool{}

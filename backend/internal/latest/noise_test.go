@@ -42,6 +42,10 @@ var realisticNoise = map[string]string{
 <h2 class="fiction-title"><a href="/fiction/99003/the-salt-road">The Salt Road</a></h2><table class="chapters-of-other"><tr class="chapter-row"><td><a href="/fiction/99003/the-salt-road/chapter/910001/chapter-12-tide">Chapter 12: Tide</a></td></tr></table>
 <style>.rr-other-warning{display:none}</style><div class="portlet comment"><p>Loved this one.</p></div></div>
 `,
+	"webtoons": `<div class="detail_rcmd"><ul><li><a href="https://www.webtoons.com/en/romance/tide-and-tea/list?title_no=8801"><img src="https://swebtoon-phinf.pstatic.net/20250101_1/8801_share.jpg" alt="Tide and Tea"><p class="subj">Tide and Tea</p></a>
+<a href="https://www.webtoons.com/en/romance/tide-and-tea/episode-90/viewer?title_no=8801&amp;episode_no=90">Ep. 90</a><span class="ico_fastpass">Fast Pass</span></li></ul></div>
+<script>window.__ga=window.__ga||{};__ga.impressions=[{"titleNo":8801,"episodeNo":90},{"titleNo":9912,"episodeNo":12}];</script>
+`,
 	"novelfull": `<div class="row"><a href="/martial-peak.html" title="Martial Peak"><img src="/uploads/thumbs/martial-peak.jpg" alt="Martial Peak"></a>
 <a href="/martial-peak/chapter-6009.html" title="Chapter 6009">Chapter 6009</a><ul class="l-chapters"><li><a href="/martial-peak/chapter-6008.html">Chapter 6008</a></li></ul></div>
 <div class="ads ads-holder"><ins class="adsbygoogle"></ins><script>(adsbygoogle = window.adsbygoogle || []).push({});</script></div>
@@ -212,6 +216,13 @@ func longList(t testing.TB, site string, n int) ([]byte, string) {
 		}
 		b.WriteString(`</ul></div></body></html>`)
 		return []byte(b.String()), mechanic + ".html"
+	case "webtoons":
+		b.WriteString(`<html><body><h1 class="subj">T</h1><ul id="_listUl">`)
+		for i := n; i >= 1; i-- {
+			fmt.Fprintf(&b, `<li class="_episodeItem"><a href="%s/episode-%d/viewer?title_no=7710&amp;episode_no=%d"><span class="subj"><span>Ep. %d</span></span></a></li>`, salt, i, i, i)
+		}
+		b.WriteString(`</ul></body></html>`)
+		return []byte(b.String()), saltList
 	case "royalroad":
 		b.WriteString(`<html><body><div class="fic-title"><h1>T</h1></div><table id="chapters"><tbody>`)
 		for i := 1; i <= n; i++ {

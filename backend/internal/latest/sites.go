@@ -202,7 +202,7 @@ type table struct {
 
 // BuiltIn returns new entries for the Sites compiled into Lectern.
 func BuiltIn() []*Site {
-	return []*Site{newAsura(), newComix(), newDemonic(), newKagane(), newLightnovelworld(), newMangadex(), newNovelfull(), newRoyalroad()}
+	return []*Site{newAsura(), newComix(), newDemonic(), newKagane(), newLightnovelworld(), newMangadex(), newNovelfull(), newRoyalroad(), newWebtoons()}
 }
 
 // NewRegistry builds a registry whose base is sites. It refuses a duplicate
@@ -459,7 +459,9 @@ func SplitKey(key string) (site, slug string, ok bool) {
 }
 
 // parseSiteURL parses and normalises a Site URL: lower-case host, no port,
-// no user info, no query or fragment, no trailing slash.
+// no user info, no fragment, no trailing slash. The query stays for the
+// Sites whose URLs name the Series in it (WEBTOON's title_no); a series URL
+// carries one only when its SeriesPath says so.
 func parseSiteURL(raw string) (*url.URL, error) {
 	raw = strings.TrimSpace(raw)
 	if raw == "" || len(raw) > 2048 {
@@ -473,7 +475,7 @@ func parseSiteURL(raw string) (*url.URL, error) {
 		return nil, fmt.Errorf("%w: unexpected port %s", ErrBadURL, p)
 	}
 	u.Host = strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
-	u.RawQuery, u.Fragment, u.RawFragment, u.ForceQuery = "", "", "", false
+	u.Fragment, u.RawFragment, u.ForceQuery = "", "", false
 	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawPath = ""
 	return u, nil

@@ -83,6 +83,17 @@ func TestResolve(t *testing.T) {
 		{"royalroad search", "https://www.royalroad.com/fictions/search?title=lamp", "", "", ErrNotSeriesURL},
 		{"royalroad not an id", "https://www.royalroad.com/fiction/lamp/the-lamplighters-ledger", "", "", ErrNotSeriesURL},
 
+		{"webtoons list", "https://www.webtoons.com/en/fantasy/the-salt-cartographer/list?title_no=7710", "webtoons:7710", "https://webtoons.com/en/fantasy/the-salt-cartographer/list?title_no=7710", nil},
+		{"webtoons list page 2", "https://www.webtoons.com/en/fantasy/the-salt-cartographer/list?title_no=7710&page=2#top", "webtoons:7710", "https://webtoons.com/en/fantasy/the-salt-cartographer/list?title_no=7710", nil},
+		{"webtoons viewer", "http://www.webtoons.com/en/fantasy/the-salt-cartographer/episode-6/viewer?title_no=7710&episode_no=6", "webtoons:7710", "https://webtoons.com/en/fantasy/the-salt-cartographer/list?title_no=7710", nil},
+		{"webtoons rss", "https://www.webtoons.com/en/fantasy/the-salt-cartographer/rss?title_no=7710", "webtoons:7710", "https://webtoons.com/en/fantasy/the-salt-cartographer/list?title_no=7710", nil},
+		{"webtoons bare rss", "https://www.webtoons.com/rss?title_no=7710", "webtoons:7710", "https://webtoons.com/episodeList?titleNo=7710", nil},
+		{"webtoons episodeList", "https://webtoons.com/episodeList?titleNo=7710", "webtoons:7710", "https://webtoons.com/episodeList?titleNo=7710", nil},
+		{"webtoons list without title_no", "https://www.webtoons.com/en/fantasy/the-salt-cartographer/list", "", "", ErrNotSeriesURL},
+		{"webtoons title_no not a number", "https://www.webtoons.com/en/fantasy/the-salt-cartographer/list?title_no=x", "", "", ErrNotSeriesURL},
+		{"webtoons canvas", "https://www.webtoons.com/en/canvas/a-small-story/list?title_no=7710", "", "", ErrNotSeriesURL},
+		{"webtoons genre page", "https://www.webtoons.com/en/genres/fantasy", "", "", ErrNotSeriesURL},
+
 		{"unknown host", "https://tapas.io/series/abc", "", "", ErrUnknownSite},
 		{"lookalike host", "https://asurascans.com.evil.example/comics/x-7f3k9a2b", "", "", ErrUnknownSite},
 		{"subdomain", "https://cdn.asurascans.com/comics/x-7f3k9a2b", "", "", ErrUnknownSite},
@@ -168,7 +179,7 @@ func TestSplitKeyAndHasHost(t *testing.T) {
 
 func TestRegistryEntries(t *testing.T) {
 	t.Parallel()
-	want := map[string]Kind{"asura": Manga, "demonic": Manga, "comix": Manga, "kagane": Manga, "lightnovelworld": Novel, "mangadex": Manga, "novelfull": Novel, "royalroad": Novel}
+	want := map[string]Kind{"asura": Manga, "demonic": Manga, "comix": Manga, "kagane": Manga, "lightnovelworld": Novel, "mangadex": Manga, "novelfull": Novel, "royalroad": Novel, "webtoons": Manga}
 	got := map[string]Kind{}
 	for _, s := range reg.Sites() {
 		if _, real := want[s.Name]; !real {
@@ -190,7 +201,7 @@ func TestRegistryEntries(t *testing.T) {
 	novelfull, _ := reg.Lookup("novelfull")
 	require.NotNil(t, novelfull.Browser)
 	require.True(t, novelfull.Browser.Fallback)
-	for _, name := range []string{"asura", "demonic", "comix", "lightnovelworld", "mangadex", "royalroad"} {
+	for _, name := range []string{"asura", "demonic", "comix", "lightnovelworld", "mangadex", "royalroad", "webtoons"} {
 		s, _ := reg.Lookup(name)
 		require.Nil(t, s.Browser, name)
 	}
