@@ -1,5 +1,5 @@
 // Builds the two Lectern userscripts from userscripts/src into assets/userscripts/:
-//   lectern-manga.user.js  asura, demonic, comix, kagane, mangadex
+//   lectern-manga.user.js  asura, demonic, comix, kagane, mangadex, webtoons
 //   lectern-novel.user.js  lightnovelworld, novelfull, royalroad
 //
 //   node userscripts/build.mjs          write both files
@@ -27,7 +27,7 @@ export const SCRIPTS = [
     title: 'Lectern (manga)',
     library: 'manga',
     description: 'Lectern panel on manga Sites: your Bookmarks, Covers and Latest Chapters; record the chapter you read.',
-    sites: ['asura', 'demonic', 'comix', 'kagane', 'mangadex'],
+    sites: ['asura', 'demonic', 'comix', 'kagane', 'mangadex', 'webtoons'],
   },
   {
     name: 'lectern-novel',

@@ -1,7 +1,7 @@
 // ==UserScript==
 // @name         Lectern (manga)
 // @namespace    https://github.com/lectern-reader/lectern
-// @version      0.3.0
+// @version      0.4.0
 // @description  Lectern panel on manga Sites: your Bookmarks, Covers and Latest Chapters; record the chapter you read.
 // @match        https://asurascans.com/*
 // @match        https://www.asurascans.com/*
@@ -19,6 +19,8 @@
 // @match        https://www.kagane.org/*
 // @match        https://mangadex.org/*
 // @match        https://www.mangadex.org/*
+// @match        https://webtoons.com/*
+// @match        https://www.webtoons.com/*
 // @grant        GM_xmlhttpRequest
 // @grant        GM_getValue
 // @grant        GM_setValue
@@ -29,7 +31,7 @@
 // @noframes
 // ==/UserScript==
 
-// Built by userscripts/build.mjs from userscripts/src (version 0.3.0). Edit the sources, not this file.
+// Built by userscripts/build.mjs from userscripts/src (version 0.4.0). Edit the sources, not this file.
 (function () {
 'use strict';
 
@@ -1575,6 +1577,36 @@ const mangadex = defineSite({
 return { mangadex };
 })();
 
+// ---- sites/webtoons.js
+const m_sites_webtoons = (() => {
+// webtoons (manga). List pages /<lang>/<genre>/<slug>/list?title_no=N; viewers
+// /<lang>/<genre>/<slug>/<episode>/viewer?title_no=N&episode_no=M, whose episode_no
+// is the episode's number. Canvas titles (/canvas/) are not followed.
+
+const { defineSite, pathParts } = m_core_adapter;
+
+const digits = /^\d{1,12}$/;
+
+const webtoons = defineSite({
+  site: 'webtoons',
+  library: 'manga',
+  hosts: ['webtoons.com'],
+  brand: /webtoons?/i,
+  classify(url) {
+    const p = pathParts(url);
+    const title = url.searchParams.get('title_no') || '';
+    if (!digits.test(title) || p[1] === 'canvas' || p[1] === 'challenge') return { kind: 'other' };
+    if (p.length === 4 && p[3] === 'list') return { kind: 'series' };
+    const episode = url.searchParams.get('episode_no') || '';
+    if (p.length === 5 && p[4] === 'viewer' && digits.test(episode)) return { kind: 'chapter', number: episode };
+    return { kind: 'other' };
+  },
+  chapterSelectors: ['h1.subj_episode'],
+  seriesTitleSelectors: { series: ['.detail_header .info h1.subj', 'h1.subj'], chapter: ['.subj_info a.subj'] },
+});
+return { webtoons };
+})();
+
 // ---- lectern-manga.entry.js
 const m_lectern_manga_entry = (() => {
 const { start } = m_core_main;
@@ -1583,7 +1615,8 @@ const { demonic } = m_sites_demonic;
 const { comix } = m_sites_comix;
 const { kagane } = m_sites_kagane;
 const { mangadex } = m_sites_mangadex;
-start({ script: "lectern-manga", version: "0.3.0", library: "manga", baseURL: LECTERN_BASE_URL, sites: [asura, demonic, comix, kagane, mangadex] });
+const { webtoons } = m_sites_webtoons;
+start({ script: "lectern-manga", version: "0.4.0", library: "manga", baseURL: LECTERN_BASE_URL, sites: [asura, demonic, comix, kagane, mangadex, webtoons] });
 return {};
 })();
 })();

@@ -1,7 +1,7 @@
 // ==UserScript==
 // @name         Lectern (novels)
 // @namespace    https://github.com/lectern-reader/lectern
-// @version      0.3.0
+// @version      0.4.0
 // @description  Lectern panel on web novel Sites: your Bookmarks, Covers and Latest Chapters; record the chapter you read.
 // @match        https://lightnovelworld.com/*
 // @match        https://www.lightnovelworld.com/*
@@ -23,7 +23,7 @@
 // @noframes
 // ==/UserScript==
 
-// Built by userscripts/build.mjs from userscripts/src (version 0.3.0). Edit the sources, not this file.
+// Built by userscripts/build.mjs from userscripts/src (version 0.4.0). Edit the sources, not this file.
 (function () {
 'use strict';
 
@@ -1512,7 +1512,7 @@ const { start } = m_core_main;
 const { lightnovelworld } = m_sites_lightnovelworld;
 const { novelfull } = m_sites_novelfull;
 const { royalroad } = m_sites_royalroad;
-start({ script: "lectern-novel", version: "0.3.0", library: "novel", baseURL: LECTERN_BASE_URL, sites: [lightnovelworld, novelfull, royalroad] });
+start({ script: "lectern-novel", version: "0.4.0", library: "novel", baseURL: LECTERN_BASE_URL, sites: [lightnovelworld, novelfull, royalroad] });
 return {};
 })();
 })();

@@ -12,12 +12,13 @@ import { demonic } from '../src/sites/demonic.js';
 import { comix } from '../src/sites/comix.js';
 import { kagane } from '../src/sites/kagane.js';
 import { mangadex } from '../src/sites/mangadex.js';
+import { webtoons } from '../src/sites/webtoons.js';
 import { lightnovelworld } from '../src/sites/lightnovelworld.js';
 import { novelfull } from '../src/sites/novelfull.js';
 import { royalroad } from '../src/sites/royalroad.js';
 import { stubPage } from './helpers.mjs';
 
-const ALL = [asura, demonic, comix, kagane, mangadex, lightnovelworld, novelfull, royalroad];
+const ALL = [asura, demonic, comix, kagane, mangadex, webtoons, lightnovelworld, novelfull, royalroad];
 const U1 = '3f2b1c9e-8d7a-4b6c-9e1f-0a2b3c4d5e6f';
 const U2 = 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d';
 
@@ -89,6 +90,21 @@ const cases = [
     { kind: 'chapter', chapter: { label: 'Oneshot', number: null }, title: '' }],
   [mangadex, `https://mangadex.org/title/not-a-uuid`, {}, { kind: 'other', chapter: null, title: '' }],
   [mangadex, 'https://mangadex.org/titles/latest', {}, { kind: 'other', chapter: null, title: '' }],
+
+  // webtoons: title_no names the Series, episode_no the episode's number.
+  [webtoons, 'https://www.webtoons.com/en/fantasy/the-salt-cartographer/list?title_no=7710', {
+    title: 'The Salt Cartographer | WEBTOON', texts: { '.detail_header .info h1.subj': 'The Salt Cartographer' },
+  }, { kind: 'series', chapter: null, title: 'The Salt Cartographer' }],
+  [webtoons, 'https://www.webtoons.com/en/fantasy/the-salt-cartographer/episode-6/viewer?title_no=7710&episode_no=6', {
+    title: 'Ep. 6 - The Lighthouse Map | The Salt Cartographer',
+    texts: { 'h1.subj_episode': 'Ep. 6 - The Lighthouse Map', '.subj_info a.subj': 'The Salt Cartographer' },
+  }, { kind: 'chapter', chapter: { label: 'Ep. 6 - The Lighthouse Map', number: 6 }, title: 'The Salt Cartographer' }],
+  // A heading that names no number loses to episode_no.
+  [webtoons, 'https://www.webtoons.com/en/fantasy/the-salt-cartographer/prologue/viewer?title_no=7710&episode_no=1', {
+    title: 'Prologue | The Salt Cartographer', texts: { 'h1.subj_episode': 'Prologue', '.subj_info a.subj': 'The Salt Cartographer' },
+  }, { kind: 'chapter', chapter: { label: 'Chapter 1', number: 1 }, title: 'The Salt Cartographer' }],
+  [webtoons, 'https://www.webtoons.com/en/canvas/small-story/list?title_no=7710', {}, { kind: 'other', chapter: null, title: '' }],
+  [webtoons, 'https://www.webtoons.com/en/fantasy/the-salt-cartographer/list', {}, { kind: 'other', chapter: null, title: '' }],
 
   // lightnovelworld: /novel/<slug>, its chapter lists, /novel/<slug>/chapter-<n>.
   [lightnovelworld, 'https://www.lightnovelworld.com/novel/shadow-slave', { title: 'Shadow Slave - Light Novel World', texts: { 'h1.novel-title': 'Shadow Slave' } },
@@ -184,7 +200,7 @@ test('hostile page text is collapsed and clipped, never passed through whole', (
 test('each Site answers only for its own hosts, with or without www.', () => {
   const want = {
     'asurascans.com': 'asura', 'www.asuracomic.net': 'asura', 'demonicscans.org': 'demonic', 'comix.ws': 'comix',
-    'www.kagane.to': 'kagane', 'kagane.org': 'kagane', 'mangadex.org': 'mangadex', 'lightnovelworld.co': 'lightnovelworld', 'www.novelfull.com': 'novelfull', 'www.royalroad.com': 'royalroad',
+    'www.kagane.to': 'kagane', 'kagane.org': 'kagane', 'mangadex.org': 'mangadex', 'www.webtoons.com': 'webtoons', 'lightnovelworld.co': 'lightnovelworld', 'www.novelfull.com': 'novelfull', 'www.royalroad.com': 'royalroad',
     'NOVELFULL.NET': 'novelfull',
   };
   for (const [host, site] of Object.entries(want)) assert.equal(siteForHost(ALL, host)?.site, site, host);
@@ -208,6 +224,6 @@ test('adapters read no Cover: no selector reaches an image or a metadata tag', (
 });
 
 test('the Libraries split the Sites as the registry does', () => {
-  assert.deepEqual(ALL.filter((s) => s.library === 'manga').map((s) => s.site), ['asura', 'demonic', 'comix', 'kagane', 'mangadex']);
+  assert.deepEqual(ALL.filter((s) => s.library === 'manga').map((s) => s.site), ['asura', 'demonic', 'comix', 'kagane', 'mangadex', 'webtoons']);
   assert.deepEqual(ALL.filter((s) => s.library === 'novel').map((s) => s.site), ['lightnovelworld', 'novelfull', 'royalroad']);
 });

@@ -256,6 +256,41 @@ func TestRoyalroadPanelRecordsProgress(t *testing.T) {
 	requireTokenHidden(t, tb, e.token)
 }
 
+// On WEBTOON the viewer's episode_no is the episode's number; the panel
+// records Progress on the fixture viewer.
+func TestWebtoonsPanelRecordsProgress(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fixturesites.Options{}, 4)
+	ref, err := latest.Default().Resolve(fixturesites.WebtoonsChapter)
+	require.NoError(t, err)
+	browser := launch(t, e.sites)
+	b := newBridge(t, e.lectern.BaseURL, map[string]any{"lectern.token": e.token})
+	tb := newTab(t, browser, b, "lectern-manga", e.userscript("lectern-manga"))
+	tb.open(fixturesites.WebtoonsChapter)
+
+	tb.click("lectern-toggle")
+	tb.wait(`q('lectern-panel').getAttribute('data-state') === 'ready' && q('lectern-empty')`)
+	var chapter string
+	tb.panel(`q('lectern-current-chapter').textContent`, &chapter)
+	require.Equal(t, "This page: Ep. 6 - The Lighthouse Map", chapter)
+
+	tb.click("lectern-bookmark-chapter")
+	tb.wait(`q('lectern-status').getAttribute('data-code') === 'recorded'`)
+	got := e.bookmark(ref.Key)
+	require.Equal(t, "webtoons:7710", ref.Key)
+	require.Equal(t, "Ep. 6 - The Lighthouse Map", got.Chapter)
+	require.NotNil(t, got.ChapterNumber)
+	require.Equal(t, 6.0, *got.ChapterNumber)
+	require.Equal(t, fixturesites.WebtoonsChapter, got.ChapterURL)
+
+	withCover := e.waitCover(ref.Key)
+	require.Equal(t, "Ep. 6 - The Lighthouse Map", withCover.LatestChapter)
+	tb.click("lectern-refresh")
+	tb.wait(coverLoaded(ref.Key) + ` !== ''`)
+	tb.screenshot("e2e-webtoons-panel")
+	requireTokenHidden(t, tb, e.token)
+}
+
 // pageReport is what the page's own script can find.
 type pageReport struct {
 	Leaks       []string `json:"leaks"`

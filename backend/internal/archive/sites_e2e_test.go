@@ -42,6 +42,9 @@ type siteRun struct {
 	// a later poll reads instead (the Site's PollURL), "" for none.
 	fetched []string
 	feed    string
+	// imageHost serves the chapter's images, each asked with the chapter
+	// as Referer (the host refuses others).
+	imageHost string
 }
 
 func runSite(t *testing.T, run siteRun) {
@@ -124,6 +127,17 @@ func runSite(t *testing.T, run siteRun) {
 	apptest.Eventually(t, "the newest readable chapter is archived", func() bool {
 		return app.Count(`SELECT count(*) FROM archive_chapters WHERE url = $1 AND state = 'archived' AND page_count = $2`, run.latestURL, run.pages) == 1
 	})
+
+	if run.imageHost != "" {
+		n := 0
+		for _, r := range app.Net.Requests() {
+			if r.Host == run.imageHost && strings.HasPrefix(r.Path, "/20261124_7/") {
+				n++
+				require.Equal(t, run.latestURL, r.Header.Get("Referer"), "%s%s", r.Host, r.Path)
+			}
+		}
+		require.Equal(t, run.pages, n, "each page image fetched once")
+	}
 
 	br := app.Browser()
 	br.SignIn("ann", apptest.Password)
@@ -223,5 +237,22 @@ func TestRoyalroadEndToEnd(t *testing.T) {
 		absent:    "unlawfully",
 		fetched:   []string{"https://royalroad.com/fiction/48112/the-lamplighters-ledger"},
 		feed:      "https://www.royalroad.com/fiction/syndication/48112",
+	})
+}
+
+func TestWebtoonsEndToEnd(t *testing.T) {
+	t.Parallel()
+	runSite(t, siteRun{
+		site:      "webtoons",
+		pageURL:   fixturesites.WebtoonsChapter,
+		seriesURL: "https://webtoons.com/en/fantasy/the-salt-cartographer/list?title_no=7710",
+		refused:   "https://www.webtoons.com/en/fantasy/the-salt-cartographer/list", refusedSays: "not a series",
+		chapter: "Ep. 5 - Brine", chapterURL: "https://www.webtoons.com/en/fantasy/the-salt-cartographer/episode-5/viewer?title_no=7710&episode_no=5",
+		title:     "The Salt Cartographer",
+		latest:    "Ep. 6 - The Lighthouse Map",
+		latestURL: fixturesites.WebtoonsChapter, pages: 3, export: "archive.cbz",
+		fetched:   []string{"https://webtoons.com/en/fantasy/the-salt-cartographer/list?title_no=7710"},
+		feed:      "https://www.webtoons.com/en/fantasy/the-salt-cartographer/rss?title_no=7710",
+		imageHost: "webtoon-phinf.pstatic.net",
 	})
 }
