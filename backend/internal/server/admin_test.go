@@ -69,7 +69,7 @@ func TestOwnerSeesABackOffAndResumesTheSite(t *testing.T) {
 	require.False(t, siteOf(status(t, b, owner), "comix").Paused)
 	require.Equal(t, 2, b.Net.Hits(ref.SeriesURL))
 
-	require.Equal(t, http.StatusNotFound, b.Do("POST", "/api/admin/sites/mangadex/resume", owner, nil).Code)
+	require.Equal(t, http.StatusNotFound, b.Do("POST", "/api/admin/sites/tapas/resume", owner, nil).Code)
 }
 
 func TestOwnerPollsNowAndRefetchesTheCover(t *testing.T) {
@@ -130,9 +130,9 @@ func TestOwnerPollsNowAndRefetchesTheCover(t *testing.T) {
 func TestSitePaceMustNameSites(t *testing.T) {
 	t.Parallel()
 	st := store.New(pgtest.New(t))
-	cfg := config.Config{PublicBaseURL: testBase, DataDir: t.TempDir(), SitePace: "asura=1s,mangadex=2s"}
+	cfg := config.Config{PublicBaseURL: testBase, DataDir: t.TempDir(), SitePace: "asura=1s,tapas=2s"}
 	_, err := server.New(context.Background(), server.Deps{Config: cfg, Store: st, Logger: slog.New(slog.DiscardHandler)})
-	require.ErrorContains(t, err, `SITE_PACE names "mangadex"`)
+	require.ErrorContains(t, err, `SITE_PACE names "tapas"`)
 	cfg.SitePace = "asura=1s,kagane=250ms"
 	_, err = server.New(context.Background(), server.Deps{Config: cfg, Store: st, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
