@@ -45,6 +45,9 @@ type siteRun struct {
 	// imageHost serves the chapter's images, each asked with the chapter
 	// as Referer (the host refuses others).
 	imageHost string
+	// trackers are the tracker ids the series page names, kept through
+	// the feed's polls.
+	trackers map[string]string
 }
 
 func runSite(t *testing.T, run siteRun) {
@@ -120,6 +123,11 @@ func runSite(t *testing.T, run siteRun) {
 		b = app.Bookmark(tok, ref.Key)
 		require.Equal(t, run.latest, *b.LatestChapter, "the feed names the same Latest Chapter")
 		require.Equal(t, run.title, b.Title)
+	}
+	if run.trackers != nil {
+		ids, err := app.Store.SeriesTrackerIDs(ctx, ref.Key)
+		require.NoError(t, err)
+		require.Equal(t, run.trackers, ids, "the record's links, kept through the feed's poll")
 	}
 
 	resp = app.Do("POST", "/api/series/"+url.PathEscape(ref.Key)+"/archive", tok, map[string]any{"scope": "latest"})
@@ -215,8 +223,9 @@ func TestMangadexEndToEnd(t *testing.T) {
 		title:     "The Lantern Keeper's Apprentice",
 		latest:    "Chapter 10.5 - Side Story",
 		latestURL: fixturesites.MangadexChapter, pages: 3, export: "archive.cbz",
-		fetched: []string{"https://api.mangadex.org/manga/" + manga + "?includes[]=cover_art", mdFeed},
-		feed:    mdFeed,
+		fetched:  []string{"https://api.mangadex.org/manga/" + manga + "?includes[]=cover_art", mdFeed},
+		feed:     mdFeed,
+		trackers: map[string]string{"anilist": "154321", "myanimelist": "149876", "mangaupdates": "70112850792"},
 	})
 }
 
