@@ -194,7 +194,21 @@ func probeURL(ctx context.Context, env *cmdEnv, reg *latest.Registry, raw string
 		fmt.Fprintf(env.stderr, "lectern probe: %v\n", err)
 		return 1
 	}
-	return printProbe(env, latest.Probe(site, page, got.URL, got.Body))
+	r := latest.Probe(site, page, got.URL, got.Body)
+	if page == latest.PageSeries && site.LatestOf != nil && r.Answered {
+		// A Site that names its Latest Chapter in a further body (MangaDex's
+		// feed beside its record): fetched as the Poll does.
+		c, err := site.LatestChapter(ctx, fetch.Pages(sites, site), got.URL, got.Body)
+		if err != nil {
+			fmt.Fprintf(env.stderr, "lectern probe: Latest Chapter: %v\n", err)
+		} else {
+			r.LatestChapter = &c
+			if r.Problem == latest.ProblemNoChapters {
+				r.Problem, r.Detail = "", ""
+			}
+		}
+	}
+	return printProbe(env, r)
 }
 
 // sameSeriesPage reports whether raw is the series page ref names (any
