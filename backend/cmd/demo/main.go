@@ -302,7 +302,8 @@ func instructions(w io.Writer, sites *fixturesites.Server, base, password, token
 	p("  sign in as       demo / %s   (an Owner)", password)
 	p("  API token        %s", token)
 	p("  fixture Sites    https://%s  (loopback HTTPS, throwaway CA; stands in for asurascans.com, comix.to,", sites.Addr())
-	p("                   demonicscans.org, kagane.to, lightnovelworld.com, novelfull.com and their image hosts)")
+	p("                   demonicscans.org, kagane.to, mangadex.org and api.mangadex.org, webtoons.com,")
+	p("                   lightnovelworld.com, novelfull.com, royalroad.com and their image hosts)")
 	if sitesDir != "" {
 		p("  Site pages       %s/<site>/<file> when there (read on every request), else testdata/sites", sitesDir)
 	}
@@ -319,6 +320,8 @@ func instructions(w io.Writer, sites *fixturesites.Server, base, password, token
 	p("(Poll of the series page, then the Cover). Click Refresh a moment later and the Cover shows,")
 	p("served from %s/covers/. The same Bookmarks are in the web library at %s/library/manga.", base, base)
 	p("A novel page, with the novel userscript: %s", fixturesites.LightNovelWorldChapter)
+	p("The mainstream Sites: %s (MangaDex, read through its API),", fixturesites.MangadexChapter)
+	p("  %s (WEBTOON) and %s (Royal Road).", fixturesites.WebtoonsChapter, fixturesites.RoyalroadChapter)
 	p("")
 	if inject {
 		p("DEMO ONLY: the fixture server puts the built userscript into every page it serves, with stand-in")
