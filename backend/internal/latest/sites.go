@@ -443,6 +443,9 @@ func (s *Site) LatestChapter(ctx context.Context, fetch PageFetcher, seriesURL s
 	if s.LatestOf != nil {
 		return s.LatestOf(ctx, fetch, seriesURL, seriesBody)
 	}
+	if seriesURL == "" {
+		return s.Latest(seriesBody, nil)
+	}
 	u, err := url.Parse(seriesURL)
 	if err != nil {
 		return Chapter{}, fmt.Errorf("latest of %s: %w", seriesURL, ErrBadURL)

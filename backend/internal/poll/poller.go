@@ -303,7 +303,11 @@ func (p *Poller) answered(ctx context.Context, log *slog.Logger, site *latest.Si
 	// A Site that names its Latest Chapter in a further body (LatestOf)
 	// fetches it here, through the same pinned, paced fetcher; a failure of
 	// that fetch is the poll's, as if the series page had failed.
-	newest, lerr := site.LatestChapter(ctx, fetch.Pages(p.Fetch, site), pu.String(), page.Body)
+	pageURL := ""
+	if pu != nil {
+		pageURL = pu.String()
+	}
+	newest, lerr := site.LatestChapter(ctx, fetch.Pages(p.Fetch, site), pageURL, page.Body)
 	if lerr != nil && latest.ProblemCode(lerr) == "" {
 		return p.failed(ctx, log, site, key, lerr, took, next)
 	}
