@@ -75,7 +75,7 @@ func TestProbeURLReadsMangadexThroughItsAPI(t *testing.T) {
 	t.Cleanup(func() { probeSeams = nil })
 	env := map[string]string{"DATABASE_URL": pgtest.NewURL(t), "USER_AGENT": "ProbeTest/1 (+https://example.org)", "LOG_FORMAT": "text", "SITE_PACE": "mangadex=0"}
 
-	code, out, errOut := runCmd(t, env, "", "probe", "https://mangadex.org/title/"+id)
+	code, out, errOut := runCmd(t, env, "", "probe", "https://mangadex.org/title/"+id+"/tourou-no-deshi")
 	require.Equal(t, 0, code, errOut)
 	var r map[string]any
 	require.NoError(t, jsonUnmarshal(out, &r), out)
