@@ -1,6 +1,6 @@
 // Builds the two Lectern userscripts from userscripts/src into assets/userscripts/:
-//   lectern-manga.user.js  asura, demonic, comix, kagane
-//   lectern-novel.user.js  lightnovelworld, novelfull
+//   lectern-manga.user.js  asura, demonic, comix, kagane, mangadex, webtoons
+//   lectern-novel.user.js  lightnovelworld, novelfull, royalroad
 //
 //   node userscripts/build.mjs          write both files
 //   node userscripts/build.mjs --check  exit 1 when the committed files are stale
@@ -29,14 +29,14 @@ export const SCRIPTS = [
     title: 'Lectern (manga)',
     library: 'manga',
     description: 'Lectern panel on manga Sites: your Bookmarks, Covers and Latest Chapters; record the chapter you read.',
-    sites: ['asura', 'demonic', 'comix', 'kagane'],
+    sites: ['asura', 'demonic', 'comix', 'kagane', 'mangadex', 'webtoons'],
   },
   {
     name: 'lectern-novel',
     title: 'Lectern (novels)',
     library: 'novel',
     description: 'Lectern panel on web novel Sites: your Bookmarks, Covers and Latest Chapters; record the chapter you read.',
-    sites: ['lightnovelworld', 'novelfull'],
+    sites: ['lightnovelworld', 'novelfull', 'royalroad'],
   },
 ];
 

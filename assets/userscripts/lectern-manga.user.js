@@ -1,7 +1,7 @@
 // ==UserScript==
 // @name         Lectern (manga)
 // @namespace    https://github.com/lectern-reader/lectern
-// @version      0.1.0
+// @version      0.4.0
 // @description  Lectern panel on manga Sites: your Bookmarks, Covers and Latest Chapters; record the chapter you read.
 // @match        https://asurascans.com/*
 // @match        https://www.asurascans.com/*
@@ -17,6 +17,10 @@
 // @match        https://www.kagane.to/*
 // @match        https://kagane.org/*
 // @match        https://www.kagane.org/*
+// @match        https://mangadex.org/*
+// @match        https://www.mangadex.org/*
+// @match        https://webtoons.com/*
+// @match        https://www.webtoons.com/*
 // @grant        GM_xmlhttpRequest
 // @grant        GM_getValue
 // @grant        GM_setValue
@@ -27,7 +31,7 @@
 // @noframes
 // ==/UserScript==
 
-// Built by userscripts/build.mjs from userscripts/src (version 0.1.0). Edit the sources, not this file.
+// Built by userscripts/build.mjs from userscripts/src (version 0.4.0). Edit the sources, not this file.
 (function () {
 'use strict';
 
@@ -149,7 +153,8 @@ const m_core_adapter = (() => {
 //   page.url    a URL object for location.href
 //   page.title  document.title
 //   page.text(selector)  collapsed text of the first match, or ''
-//   page.link(selector)  the absolute href of the first match, or ''
+//   page.link(selector)  the absolute address the first matching link points
+//                        to, or ''
 
 const { chapterInText, numberFrom, parseChapterNumber } = m_core_chapter;
 const { clean } = m_core_util;
@@ -178,9 +183,10 @@ function defineSite(spec) {
       chapter: Object.freeze([...(spec.seriesTitleSelectors?.chapter || [])]),
     }),
     titleFromURL: spec.titleFromURL || null,
-    // seriesLinkSelectors find the link to the Series on a chapter page whose
-    // URL names no Series (a theme that puts chapters at the site's root):
-    // that link is what /api/resolve is asked about.
+    // seriesLinkSelectors, on a chapter page whose URL names no Series (a
+    // theme that puts chapters at the site's root, MangaDex's /chapter/<uuid>),
+    // find the link to the Series' page: the server resolves that address
+    // instead of the page's own.
     seriesLinkSelectors: Object.freeze([...(spec.seriesLinkSelectors || [])]),
   });
 }
@@ -201,21 +207,49 @@ function pathParts(url) {
 //   chapter  { label, number (or null), url } on a chapter page whose chapter
 //            could be read, else null
 //   title    the Series title as the page shows it, or ''
-//   resolveURL  the URL to ask /api/resolve about: the page's own, or on a
-//            chapter page of a theme that puts chapters at the root, the link
-//            to its Series the page carries ('' when it carries none)
+//   seriesURL  on a chapter page, the Series page its link points to (on the
+//            Site's hosts), else ''
+//   resolveURL  the URL to ask /api/resolve about: the page's own, or the
+//            Series link where the page carries one, or '' on a chapter page
+//            of a theme that puts chapters at the root and carries none
 function readPage(site, page) {
   const c = site.classify(page.url) || { kind: 'other' };
   const kind = c.kind === 'series' || c.kind === 'chapter' ? c.kind : 'other';
-  const out = { kind, chapter: null, title: '', resolveURL: page.url.href };
+  const out = { kind, chapter: null, title: '', seriesURL: '', resolveURL: page.url.href };
   if (kind === 'other') return out;
-  if (kind === 'chapter') out.chapter = readChapter(site, page, numberFrom(c.number));
-  if (kind === 'chapter' && c.seriesFromPage) out.resolveURL = seriesLink(site, page);
+  if (kind === 'chapter') {
+    out.chapter = readChapter(site, page, numberFrom(c.number), c.url);
+    out.seriesURL = readSeriesLink(site, page);
+    if (out.seriesURL || c.seriesFromPage) out.resolveURL = out.seriesURL;
+  }
   out.title = readSeriesTitle(site, page, kind);
   return out;
 }
 
-function readChapter(site, page, urlNumber) {
+function readSeriesLink(site, page) {
+  if (typeof page.link !== 'function') return '';
+  for (const sel of site.seriesLinkSelectors) {
+    const href = page.link(sel);
+    if (href === '') continue;
+    let u;
+    try {
+      u = new URL(href, page.url.href);
+    } catch {
+      continue;
+    }
+    const host = u.hostname.toLowerCase().replace(/^www\./, '');
+    if (u.protocol === 'https:' && site.hosts.includes(host) && site.classify(u).kind === 'series') {
+      u.hash = '';
+      return u.href;
+    }
+  }
+  return '';
+}
+
+// readChapter reads the chapter a page shows; canonical, when the adapter's
+// classify gives one, is the chapter's address without a page part
+// (/chapter/<id>/3 is page 3 of /chapter/<id>).
+function readChapter(site, page, urlNumber, canonical) {
   let label = '';
   let unnumbered = '';
   for (const sel of site.chapterSelectors) {
@@ -240,24 +274,9 @@ function readChapter(site, page, urlNumber) {
   }
   if (label === '') label = unnumbered;
   if (label === '') return null;
-  const u = new URL(page.url.href);
+  const u = new URL(canonical || page.url.href);
   u.hash = '';
   return { label, number, url: u.href };
-}
-
-function seriesLink(site, page) {
-  for (const sel of site.seriesLinkSelectors) {
-    const href = typeof page.link === 'function' ? page.link(sel) : '';
-    if (!href) continue;
-    try {
-      const u = new URL(href, page.url.href);
-      // Only a page of this Site: the panel never asks about a foreign URL.
-      if (siteForHost([site], u.hostname) === site) return u.href;
-    } catch {
-      // not a URL: try the next selector
-    }
-  }
-  return '';
 }
 
 const separators = /\s+[|\-–—·•]\s+/;
@@ -749,6 +768,16 @@ function pageFromDocument(doc, href) {
   return {
     url: new URL(href),
     title: typeof doc.title === 'string' ? doc.title : '',
+    // link is where the first matching link points, resolved against the
+    // page: an address, never an image or a tag's metadata.
+    link(selector) {
+      try {
+        const el = doc.querySelector(selector);
+        return el && el.tagName === 'A' && typeof el.href === 'string' ? el.href : '';
+      } catch {
+        return '';
+      }
+    },
     text(selector) {
       try {
         const el = doc.querySelector(selector);
@@ -1292,6 +1321,8 @@ function start({ script, version, library, baseURL, sites, ...env }) {
     }
     if (state.refFor === state.href && (state.ref || (state.refError && state.refError.code === 'unknown-page'))) return;
     try {
+      // A chapter URL that names no Series (a root chapter of a theme,
+      // MangaDex) is resolved through the Series link the page shows.
       state.ref = await client.resolve(state.page.resolveURL || state.href);
       state.refError = null;
     } catch (err) {
@@ -1688,6 +1719,68 @@ const kagane = defineSite({
 return { kagane };
 })();
 
+// ---- sites/mangadex.js
+const m_sites_mangadex = (() => {
+// mangadex (manga). Title pages /title/<uuid>[/<slug>]; the reader
+// /chapter/<uuid>[/<page>] names a chapter, not its manga, so the Series comes from
+// the title link in the reader's header (seriesLinkSelectors) and the server
+// resolves that. It is a single-page app: the core re-reads the page when the URL
+// changes.
+
+const { defineSite, pathParts } = m_core_adapter;
+
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const mangadex = defineSite({
+  site: 'mangadex',
+  library: 'manga',
+  hosts: ['mangadex.org'],
+  brand: /mangadex/i,
+  classify(url) {
+    const p = pathParts(url);
+    if (p[0] === 'title' && uuid.test(p[1] || '') && p.length <= 3) return { kind: 'series' };
+    if (p[0] === 'chapter' && uuid.test(p[1] || '') && (p.length === 2 || (p.length === 3 && /^\d+$/.test(p[2])))) {
+      return { kind: 'chapter', url: `https://${url.host}/chapter/${p[1].toLowerCase()}` };
+    }
+    return { kind: 'other' };
+  },
+  chapterSelectors: ['.reader--header-chapter', '.reader--header-title'],
+  seriesTitleSelectors: { series: ['.title p'], chapter: ['a.reader--header-manga'] },
+  seriesLinkSelectors: ['a.reader--header-manga'],
+});
+return { mangadex };
+})();
+
+// ---- sites/webtoons.js
+const m_sites_webtoons = (() => {
+// webtoons (manga). List pages /<lang>/<genre>/<slug>/list?title_no=N; viewers
+// /<lang>/<genre>/<slug>/<episode>/viewer?title_no=N&episode_no=M, whose episode_no
+// is the episode's number. Canvas titles (/canvas/) are not followed.
+
+const { defineSite, pathParts } = m_core_adapter;
+
+const digits = /^\d{1,12}$/;
+
+const webtoons = defineSite({
+  site: 'webtoons',
+  library: 'manga',
+  hosts: ['webtoons.com'],
+  brand: /webtoons?/i,
+  classify(url) {
+    const p = pathParts(url);
+    const title = url.searchParams.get('title_no') || '';
+    if (!digits.test(title) || p[1] === 'canvas' || p[1] === 'challenge') return { kind: 'other' };
+    if (p.length === 4 && p[3] === 'list') return { kind: 'series' };
+    const episode = url.searchParams.get('episode_no') || '';
+    if (p.length === 5 && p[4] === 'viewer' && digits.test(episode)) return { kind: 'chapter', number: episode };
+    return { kind: 'other' };
+  },
+  chapterSelectors: ['h1.subj_episode'],
+  seriesTitleSelectors: { series: ['.detail_header .info h1.subj', 'h1.subj'], chapter: ['.subj_info a.subj'] },
+});
+return { webtoons };
+})();
+
 // ---- lectern-manga.entry.js
 const m_lectern_manga_entry = (() => {
 const { start } = m_core_main;
@@ -1696,7 +1789,9 @@ const { asura } = m_sites_asura;
 const { demonic } = m_sites_demonic;
 const { comix } = m_sites_comix;
 const { kagane } = m_sites_kagane;
-start({ script: "lectern-manga", version: "0.1.0", library: "manga", baseURL: LECTERN_BASE_URL, sites: [asura, demonic, comix, kagane, ...familySites(LECTERN_ADDED_SITES, "manga")] });
+const { mangadex } = m_sites_mangadex;
+const { webtoons } = m_sites_webtoons;
+start({ script: "lectern-manga", version: "0.4.0", library: "manga", baseURL: LECTERN_BASE_URL, sites: [asura, demonic, comix, kagane, mangadex, webtoons, ...familySites(LECTERN_ADDED_SITES, "manga")] });
 return {};
 })();
 })();

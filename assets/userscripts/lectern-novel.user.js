@@ -1,7 +1,7 @@
 // ==UserScript==
 // @name         Lectern (novels)
 // @namespace    https://github.com/lectern-reader/lectern
-// @version      0.1.0
+// @version      0.4.0
 // @description  Lectern panel on web novel Sites: your Bookmarks, Covers and Latest Chapters; record the chapter you read.
 // @match        https://lightnovelworld.com/*
 // @match        https://www.lightnovelworld.com/*
@@ -11,6 +11,8 @@
 // @match        https://www.novelfull.com/*
 // @match        https://novelfull.net/*
 // @match        https://www.novelfull.net/*
+// @match        https://royalroad.com/*
+// @match        https://www.royalroad.com/*
 // @grant        GM_xmlhttpRequest
 // @grant        GM_getValue
 // @grant        GM_setValue
@@ -21,7 +23,7 @@
 // @noframes
 // ==/UserScript==
 
-// Built by userscripts/build.mjs from userscripts/src (version 0.1.0). Edit the sources, not this file.
+// Built by userscripts/build.mjs from userscripts/src (version 0.4.0). Edit the sources, not this file.
 (function () {
 'use strict';
 
@@ -143,7 +145,8 @@ const m_core_adapter = (() => {
 //   page.url    a URL object for location.href
 //   page.title  document.title
 //   page.text(selector)  collapsed text of the first match, or ''
-//   page.link(selector)  the absolute href of the first match, or ''
+//   page.link(selector)  the absolute address the first matching link points
+//                        to, or ''
 
 const { chapterInText, numberFrom, parseChapterNumber } = m_core_chapter;
 const { clean } = m_core_util;
@@ -172,9 +175,10 @@ function defineSite(spec) {
       chapter: Object.freeze([...(spec.seriesTitleSelectors?.chapter || [])]),
     }),
     titleFromURL: spec.titleFromURL || null,
-    // seriesLinkSelectors find the link to the Series on a chapter page whose
-    // URL names no Series (a theme that puts chapters at the site's root):
-    // that link is what /api/resolve is asked about.
+    // seriesLinkSelectors, on a chapter page whose URL names no Series (a
+    // theme that puts chapters at the site's root, MangaDex's /chapter/<uuid>),
+    // find the link to the Series' page: the server resolves that address
+    // instead of the page's own.
     seriesLinkSelectors: Object.freeze([...(spec.seriesLinkSelectors || [])]),
   });
 }
@@ -195,21 +199,49 @@ function pathParts(url) {
 //   chapter  { label, number (or null), url } on a chapter page whose chapter
 //            could be read, else null
 //   title    the Series title as the page shows it, or ''
-//   resolveURL  the URL to ask /api/resolve about: the page's own, or on a
-//            chapter page of a theme that puts chapters at the root, the link
-//            to its Series the page carries ('' when it carries none)
+//   seriesURL  on a chapter page, the Series page its link points to (on the
+//            Site's hosts), else ''
+//   resolveURL  the URL to ask /api/resolve about: the page's own, or the
+//            Series link where the page carries one, or '' on a chapter page
+//            of a theme that puts chapters at the root and carries none
 function readPage(site, page) {
   const c = site.classify(page.url) || { kind: 'other' };
   const kind = c.kind === 'series' || c.kind === 'chapter' ? c.kind : 'other';
-  const out = { kind, chapter: null, title: '', resolveURL: page.url.href };
+  const out = { kind, chapter: null, title: '', seriesURL: '', resolveURL: page.url.href };
   if (kind === 'other') return out;
-  if (kind === 'chapter') out.chapter = readChapter(site, page, numberFrom(c.number));
-  if (kind === 'chapter' && c.seriesFromPage) out.resolveURL = seriesLink(site, page);
+  if (kind === 'chapter') {
+    out.chapter = readChapter(site, page, numberFrom(c.number), c.url);
+    out.seriesURL = readSeriesLink(site, page);
+    if (out.seriesURL || c.seriesFromPage) out.resolveURL = out.seriesURL;
+  }
   out.title = readSeriesTitle(site, page, kind);
   return out;
 }
 
-function readChapter(site, page, urlNumber) {
+function readSeriesLink(site, page) {
+  if (typeof page.link !== 'function') return '';
+  for (const sel of site.seriesLinkSelectors) {
+    const href = page.link(sel);
+    if (href === '') continue;
+    let u;
+    try {
+      u = new URL(href, page.url.href);
+    } catch {
+      continue;
+    }
+    const host = u.hostname.toLowerCase().replace(/^www\./, '');
+    if (u.protocol === 'https:' && site.hosts.includes(host) && site.classify(u).kind === 'series') {
+      u.hash = '';
+      return u.href;
+    }
+  }
+  return '';
+}
+
+// readChapter reads the chapter a page shows; canonical, when the adapter's
+// classify gives one, is the chapter's address without a page part
+// (/chapter/<id>/3 is page 3 of /chapter/<id>).
+function readChapter(site, page, urlNumber, canonical) {
   let label = '';
   let unnumbered = '';
   for (const sel of site.chapterSelectors) {
@@ -234,24 +266,9 @@ function readChapter(site, page, urlNumber) {
   }
   if (label === '') label = unnumbered;
   if (label === '') return null;
-  const u = new URL(page.url.href);
+  const u = new URL(canonical || page.url.href);
   u.hash = '';
   return { label, number, url: u.href };
-}
-
-function seriesLink(site, page) {
-  for (const sel of site.seriesLinkSelectors) {
-    const href = typeof page.link === 'function' ? page.link(sel) : '';
-    if (!href) continue;
-    try {
-      const u = new URL(href, page.url.href);
-      // Only a page of this Site: the panel never asks about a foreign URL.
-      if (siteForHost([site], u.hostname) === site) return u.href;
-    } catch {
-      // not a URL: try the next selector
-    }
-  }
-  return '';
 }
 
 const separators = /\s+[|\-–—·•]\s+/;
@@ -743,6 +760,16 @@ function pageFromDocument(doc, href) {
   return {
     url: new URL(href),
     title: typeof doc.title === 'string' ? doc.title : '',
+    // link is where the first matching link points, resolved against the
+    // page: an address, never an image or a tag's metadata.
+    link(selector) {
+      try {
+        const el = doc.querySelector(selector);
+        return el && el.tagName === 'A' && typeof el.href === 'string' ? el.href : '';
+      } catch {
+        return '';
+      }
+    },
     text(selector) {
       try {
         const el = doc.querySelector(selector);
@@ -1286,6 +1313,8 @@ function start({ script, version, library, baseURL, sites, ...env }) {
     }
     if (state.refFor === state.href && (state.ref || (state.refError && state.refError.code === 'unknown-page'))) return;
     try {
+      // A chapter URL that names no Series (a root chapter of a theme,
+      // MangaDex) is resolved through the Series link the page shows.
       state.ref = await client.resolve(state.page.resolveURL || state.href);
       state.refError = null;
     } catch (err) {
@@ -1618,13 +1647,47 @@ const novelfull = defineSite({
 return { novelfull };
 })();
 
+// ---- sites/royalroad.js
+const m_sites_royalroad = (() => {
+// royalroad (novel). Fiction pages /fiction/<id>/<slug>; chapters
+// /fiction/<id>/<slug>/chapter/<chapter id>[/<slug>], whose id is not a chapter number:
+// the number is the one the chapter's title gives ("Chapter 28: ..."), none for a
+// Prologue or an Interlude.
+
+const { defineSite, pathParts } = m_core_adapter;
+
+const id = /^\d{1,12}$/;
+
+const royalroad = defineSite({
+  site: 'royalroad',
+  library: 'novel',
+  hosts: ['royalroad.com'],
+  brand: /royal\s*road/i,
+  classify(url) {
+    const p = pathParts(url);
+    if (p[0] !== 'fiction' || !id.test(p[1] || '')) return { kind: 'other' };
+    if (p.length <= 3) return { kind: 'series' };
+    if ((p.length === 5 || p.length === 6) && p[3] === 'chapter' && id.test(p[4])) {
+      // The chapter's own slug follows its title and the feed's links lack it:
+      // the server names a chapter without it, and so does Progress.
+      return { kind: 'chapter', url: `https://${url.host}/fiction/${p[1]}/${p[2]}/chapter/${p[4]}` };
+    }
+    return { kind: 'other' };
+  },
+  chapterSelectors: ['.fic-header h1', 'h1'],
+  seriesTitleSelectors: { series: ['.fic-title h1'], chapter: ['.fic-header h2 a', '.fic-header h2'] },
+});
+return { royalroad };
+})();
+
 // ---- lectern-novel.entry.js
 const m_lectern_novel_entry = (() => {
 const { start } = m_core_main;
 const { familySites } = m_core_families;
 const { lightnovelworld } = m_sites_lightnovelworld;
 const { novelfull } = m_sites_novelfull;
-start({ script: "lectern-novel", version: "0.1.0", library: "novel", baseURL: LECTERN_BASE_URL, sites: [lightnovelworld, novelfull, ...familySites(LECTERN_ADDED_SITES, "novel")] });
+const { royalroad } = m_sites_royalroad;
+start({ script: "lectern-novel", version: "0.4.0", library: "novel", baseURL: LECTERN_BASE_URL, sites: [lightnovelworld, novelfull, royalroad, ...familySites(LECTERN_ADDED_SITES, "novel")] });
 return {};
 })();
 })();

@@ -34,8 +34,8 @@ test('assets/userscripts holds exactly the two built files, up to date with the 
 
 test('the metadata names, matches, grants and update URLs as the server expects', () => {
   const hostsOf = {
-    'lectern-manga': ['asurascans.com', 'asuracomic.net', 'demonicscans.org', 'comix.to', 'comix.ws', 'kagane.to', 'kagane.org'],
-    'lectern-novel': ['lightnovelworld.com', 'lightnovelworld.co', 'novelfull.com', 'novelfull.net'],
+    'lectern-manga': ['asurascans.com', 'asuracomic.net', 'demonicscans.org', 'comix.to', 'comix.ws', 'kagane.to', 'kagane.org', 'mangadex.org', 'webtoons.com'],
+    'lectern-novel': ['lightnovelworld.com', 'lightnovelworld.co', 'novelfull.com', 'novelfull.net', 'royalroad.com'],
   };
   for (const s of SCRIPTS) {
     const text = committed[`${s.name}.user.js`];

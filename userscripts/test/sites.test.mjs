@@ -11,11 +11,14 @@ import { asura } from '../src/sites/asura.js';
 import { demonic } from '../src/sites/demonic.js';
 import { comix } from '../src/sites/comix.js';
 import { kagane } from '../src/sites/kagane.js';
+import { mangadex } from '../src/sites/mangadex.js';
+import { webtoons } from '../src/sites/webtoons.js';
 import { lightnovelworld } from '../src/sites/lightnovelworld.js';
 import { novelfull } from '../src/sites/novelfull.js';
+import { royalroad } from '../src/sites/royalroad.js';
 import { stubPage } from './helpers.mjs';
 
-const ALL = [asura, demonic, comix, kagane, lightnovelworld, novelfull];
+const ALL = [asura, demonic, comix, kagane, mangadex, webtoons, lightnovelworld, novelfull, royalroad];
 const U1 = '3f2b1c9e-8d7a-4b6c-9e1f-0a2b3c4d5e6f';
 const U2 = 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d';
 
@@ -76,6 +79,33 @@ const cases = [
   [kagane, `https://kagane.to/series/${U1}/reader/${U2}`, { title: 'Kagane' }, { kind: 'chapter', chapter: null, title: '' }],
   [kagane, 'https://kagane.to/series/not-a-uuid', {}, { kind: 'other', chapter: null, title: '' }],
 
+  // mangadex: the reader names a chapter, not its manga.
+  [mangadex, `https://mangadex.org/title/${U1}/tourou-no-deshi`, { title: 'Tourou no Deshi - MangaDex', texts: { '.title p': "The Lantern Keeper's Apprentice" } },
+    { kind: 'series', chapter: null, title: "The Lantern Keeper's Apprentice" }],
+  [mangadex, `https://mangadex.org/chapter/${U2}`, {
+    title: "Ch. 10.5 - Side Story - The Lantern Keeper's Apprentice - MangaDex",
+    texts: { '.reader--header-chapter': 'Ch. 10.5', '.reader--header-title': 'Side Story', 'a.reader--header-manga': "The Lantern Keeper's Apprentice" },
+  }, { kind: 'chapter', chapter: { label: 'Ch. 10.5', number: 10.5 }, title: "The Lantern Keeper's Apprentice" }],
+  [mangadex, `https://mangadex.org/chapter/${U2}`, { title: 'MangaDex', texts: { '.reader--header-title': 'Oneshot' } },
+    { kind: 'chapter', chapter: { label: 'Oneshot', number: null }, title: '' }],
+  [mangadex, `https://mangadex.org/title/not-a-uuid`, {}, { kind: 'other', chapter: null, title: '' }],
+  [mangadex, 'https://mangadex.org/titles/latest', {}, { kind: 'other', chapter: null, title: '' }],
+
+  // webtoons: title_no names the Series, episode_no the episode's number.
+  [webtoons, 'https://www.webtoons.com/en/fantasy/the-salt-cartographer/list?title_no=7710', {
+    title: 'The Salt Cartographer | WEBTOON', texts: { '.detail_header .info h1.subj': 'The Salt Cartographer' },
+  }, { kind: 'series', chapter: null, title: 'The Salt Cartographer' }],
+  [webtoons, 'https://www.webtoons.com/en/fantasy/the-salt-cartographer/episode-6/viewer?title_no=7710&episode_no=6', {
+    title: 'Ep. 6 - The Lighthouse Map | The Salt Cartographer',
+    texts: { 'h1.subj_episode': 'Ep. 6 - The Lighthouse Map', '.subj_info a.subj': 'The Salt Cartographer' },
+  }, { kind: 'chapter', chapter: { label: 'Ep. 6 - The Lighthouse Map', number: 6 }, title: 'The Salt Cartographer' }],
+  // A heading that names no number loses to episode_no.
+  [webtoons, 'https://www.webtoons.com/en/fantasy/the-salt-cartographer/prologue/viewer?title_no=7710&episode_no=1', {
+    title: 'Prologue | The Salt Cartographer', texts: { 'h1.subj_episode': 'Prologue', '.subj_info a.subj': 'The Salt Cartographer' },
+  }, { kind: 'chapter', chapter: { label: 'Chapter 1', number: 1 }, title: 'The Salt Cartographer' }],
+  [webtoons, 'https://www.webtoons.com/en/canvas/small-story/list?title_no=7710', {}, { kind: 'other', chapter: null, title: '' }],
+  [webtoons, 'https://www.webtoons.com/en/fantasy/the-salt-cartographer/list', {}, { kind: 'other', chapter: null, title: '' }],
+
   // lightnovelworld: /novel/<slug>, its chapter lists, /novel/<slug>/chapter-<n>.
   [lightnovelworld, 'https://www.lightnovelworld.com/novel/shadow-slave', { title: 'Shadow Slave - Light Novel World', texts: { 'h1.novel-title': 'Shadow Slave' } },
     { kind: 'series', chapter: null, title: 'Shadow Slave' }],
@@ -100,6 +130,19 @@ const cases = [
   [novelfull, 'https://www.novelfull.net/martial-peak/chapter-3000.html', { title: 'Martial Peak - Chapter 3000 - Novel Full' },
     { kind: 'chapter', chapter: { label: 'Chapter 3000', number: 3000 }, title: 'Martial Peak' }],
   [novelfull, 'https://novelfull.com/martial-peak/reviews.html', {}, { kind: 'other', chapter: null, title: '' }],
+
+  // royalroad: the chapter id in the URL is no chapter number; the title's is.
+  [royalroad, 'https://www.royalroad.com/fiction/48112/the-lamplighters-ledger', { title: "The Lamplighter's Ledger | Royal Road", texts: { '.fic-title h1': "The Lamplighter's Ledger" } },
+    { kind: 'series', chapter: null, title: "The Lamplighter's Ledger" }],
+  [royalroad, 'https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800006', {
+    title: "Chapter 28: The Long Street - The Lamplighter's Ledger | Royal Road",
+    texts: { '.fic-header h1': 'Chapter 28: The Long Street', '.fic-header h2 a': "The Lamplighter's Ledger" },
+  }, { kind: 'chapter', chapter: { label: 'Chapter 28: The Long Street', number: 28 }, title: "The Lamplighter's Ledger" }],
+  [royalroad, 'https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800001', {
+    title: "Prologue - The Lamplighter's Ledger | Royal Road", texts: { '.fic-header h1': 'Prologue', '.fic-header h2 a': "The Lamplighter's Ledger" },
+  }, { kind: 'chapter', chapter: { label: 'Prologue', number: null }, title: "The Lamplighter's Ledger" }],
+  [royalroad, 'https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/reviews/2', {}, { kind: 'other', chapter: null, title: '' }],
+  [royalroad, 'https://www.royalroad.com/fictions/best-rated', {}, { kind: 'other', chapter: null, title: '' }],
 ];
 
 for (const [site, href, page, want] of cases) {
@@ -123,6 +166,29 @@ test('the chapter URL sent drops the fragment but keeps the query', () => {
   assert.equal(got.chapter.url, 'https://demonicscans.org/chaptered.php?manga=123&chapter=12');
 });
 
+test('a MangaDex reader page finds its Series through the title link, and its chapter without the page number', () => {
+  const links = { 'a.reader--header-manga': `https://mangadex.org/title/${U1}/tourou-no-deshi#top` };
+  const got = readPage(mangadex, stubPage(`https://mangadex.org/chapter/${U2.toUpperCase()}/3#p`, { texts: { '.reader--header-chapter': 'Ch. 4' }, links }));
+  assert.equal(got.kind, 'chapter');
+  assert.equal(got.chapter.url, `https://mangadex.org/chapter/${U2}`);
+  assert.equal(got.seriesURL, `https://mangadex.org/title/${U1}/tourou-no-deshi`);
+  // A link off the Site or to another kind of page is not the Series.
+  for (const href of [`https://evil.example/title/${U1}`, `https://mangadex.org/chapter/${U1}`, `http://mangadex.org/title/${U1}`]) {
+    const other = readPage(mangadex, stubPage(`https://mangadex.org/chapter/${U2}`, { links: { 'a.reader--header-manga': href } }));
+    assert.equal(other.seriesURL, '', href);
+  }
+  // Other Sites' URLs name their Series: no link is read.
+  assert.equal(readPage(asura, stubPage('https://asurascans.com/comics/solo-leveling-ab12cd34/chapter/105')).seriesURL, '');
+});
+
+test('a Royal Road chapter is named without its own slug, as the server names it', () => {
+  const got = readPage(royalroad, stubPage('https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800006/chapter-28-the-long-street#comments', {
+    texts: { '.fic-header h1': 'Chapter 28: The Long Street' },
+  }));
+  assert.equal(got.chapter.url, 'https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800006');
+  assert.equal(got.seriesURL, '', 'the URL names its fiction');
+});
+
 test('hostile page text is collapsed and clipped, never passed through whole', () => {
   const long = 'Chapter 9 ' + 'A'.repeat(5000);
   const got = readPage(kagane, stubPage(`https://kagane.to/series/${U1}/reader/${U2}`, { texts: { h1: `  ${long}\n\n<img src=x onerror=alert(1)>` } }));
@@ -134,7 +200,7 @@ test('hostile page text is collapsed and clipped, never passed through whole', (
 test('each Site answers only for its own hosts, with or without www.', () => {
   const want = {
     'asurascans.com': 'asura', 'www.asuracomic.net': 'asura', 'demonicscans.org': 'demonic', 'comix.ws': 'comix',
-    'www.kagane.to': 'kagane', 'kagane.org': 'kagane', 'lightnovelworld.co': 'lightnovelworld', 'www.novelfull.com': 'novelfull',
+    'www.kagane.to': 'kagane', 'kagane.org': 'kagane', 'mangadex.org': 'mangadex', 'www.webtoons.com': 'webtoons', 'lightnovelworld.co': 'lightnovelworld', 'www.novelfull.com': 'novelfull', 'www.royalroad.com': 'royalroad',
     'NOVELFULL.NET': 'novelfull',
   };
   for (const [host, site] of Object.entries(want)) assert.equal(siteForHost(ALL, host)?.site, site, host);
@@ -150,7 +216,7 @@ test('each Site answers only for its own hosts, with or without www.', () => {
 
 test('adapters read no Cover: no selector reaches an image or a metadata tag', () => {
   for (const s of ALL) {
-    const selectors = [...s.chapterSelectors, ...s.seriesTitleSelectors.series, ...s.seriesTitleSelectors.chapter];
+    const selectors = [...s.chapterSelectors, ...s.seriesTitleSelectors.series, ...s.seriesTitleSelectors.chapter, ...s.seriesLinkSelectors];
     for (const sel of selectors) {
       assert.doesNotMatch(sel, /img|image|meta|cover|poster|figure|picture|source|og:|\[src|data-src/i, `${s.site}: ${sel}`);
     }
@@ -158,6 +224,6 @@ test('adapters read no Cover: no selector reaches an image or a metadata tag', (
 });
 
 test('the Libraries split the Sites as the registry does', () => {
-  assert.deepEqual(ALL.filter((s) => s.library === 'manga').map((s) => s.site), ['asura', 'demonic', 'comix', 'kagane']);
-  assert.deepEqual(ALL.filter((s) => s.library === 'novel').map((s) => s.site), ['lightnovelworld', 'novelfull']);
+  assert.deepEqual(ALL.filter((s) => s.library === 'manga').map((s) => s.site), ['asura', 'demonic', 'comix', 'kagane', 'mangadex', 'webtoons']);
+  assert.deepEqual(ALL.filter((s) => s.library === 'novel').map((s) => s.site), ['lightnovelworld', 'novelfull', 'royalroad']);
 });

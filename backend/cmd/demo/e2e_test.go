@@ -184,6 +184,113 @@ func TestNovelPanelBookmark(t *testing.T) {
 	requireTokenHidden(t, tb, e.token)
 }
 
+// On MangaDex the chapter URL names no manga: the panel finds the Series
+// through the title link in the reader's header, and records Progress with
+// the chapter URL.
+func TestMangadexPanelRecordsProgress(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fixturesites.Options{}, 4)
+	ref, err := latest.Default().Resolve(fixturesites.MangadexSeries)
+	require.NoError(t, err)
+	browser := launch(t, e.sites)
+	b := newBridge(t, e.lectern.BaseURL, map[string]any{"lectern.token": e.token})
+	tb := newTab(t, browser, b, "lectern-manga", e.userscript("lectern-manga"))
+	tb.open(fixturesites.MangadexChapter)
+
+	tb.click("lectern-toggle")
+	tb.wait(`q('lectern-panel').getAttribute('data-state') === 'ready' && q('lectern-empty')`)
+	var current struct{ Chapter, Progress string }
+	tb.panel(`({ Chapter: q('lectern-current-chapter').textContent, Progress: q('lectern-current-progress').textContent })`, &current)
+	require.Equal(t, "This page: Ch. 10.5", current.Chapter)
+	require.Equal(t, "Not bookmarked yet.", current.Progress, "the Series resolved through the title link")
+
+	tb.click("lectern-bookmark-chapter")
+	tb.wait(`q('lectern-status').getAttribute('data-code') === 'recorded'`)
+	got := e.bookmark(ref.Key)
+	require.Equal(t, "Ch. 10.5", got.Chapter)
+	require.NotNil(t, got.ChapterNumber)
+	require.Equal(t, 10.5, *got.ChapterNumber)
+	require.Equal(t, fixturesites.MangadexChapter, got.ChapterURL)
+	require.Equal(t, fixturesites.MangadexSeries, got.SeriesURL)
+
+	withCover := e.waitCover(ref.Key)
+	require.Equal(t, "Chapter 10.5 - Side Story", withCover.LatestChapter)
+	tb.click("lectern-refresh")
+	tb.wait(coverLoaded(ref.Key) + ` !== ''`)
+	tb.screenshot("e2e-mangadex-panel")
+	requireTokenHidden(t, tb, e.token)
+}
+
+// On Royal Road the chapter's number is the one its title gives, and the
+// panel records Progress on the fixture chapter page.
+func TestRoyalroadPanelRecordsProgress(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fixturesites.Options{}, 4)
+	ref, err := latest.Default().Resolve(fixturesites.RoyalroadChapter)
+	require.NoError(t, err)
+	browser := launch(t, e.sites)
+	b := newBridge(t, e.lectern.BaseURL, map[string]any{"lectern.token": e.token})
+	tb := newTab(t, browser, b, "lectern-novel", e.userscript("lectern-novel"))
+	tb.open(fixturesites.RoyalroadChapter)
+
+	tb.click("lectern-toggle")
+	tb.wait(`q('lectern-panel').getAttribute('data-state') === 'ready' && q('lectern-empty')`)
+	var chapter string
+	tb.panel(`q('lectern-current-chapter').textContent`, &chapter)
+	require.Equal(t, "This page: Chapter 28: The Long Street", chapter)
+
+	tb.click("lectern-bookmark-chapter")
+	tb.wait(`q('lectern-status').getAttribute('data-code') === 'recorded'`)
+	got := e.bookmark(ref.Key)
+	require.Equal(t, latest.Novel, ref.Kind)
+	require.Equal(t, "Chapter 28: The Long Street", got.Chapter)
+	require.NotNil(t, got.ChapterNumber)
+	require.Equal(t, 28.0, *got.ChapterNumber)
+	require.Equal(t, fixturesites.RoyalroadChapter, got.ChapterURL)
+	require.Equal(t, "The Lamplighter's Ledger", got.Title)
+
+	e.waitCover(ref.Key)
+	tb.click("lectern-refresh")
+	tb.wait(coverLoaded(ref.Key) + ` !== ''`)
+	tb.screenshot("e2e-royalroad-panel")
+	requireTokenHidden(t, tb, e.token)
+}
+
+// On WEBTOON the viewer's episode_no is the episode's number; the panel
+// records Progress on the fixture viewer.
+func TestWebtoonsPanelRecordsProgress(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fixturesites.Options{}, 4)
+	ref, err := latest.Default().Resolve(fixturesites.WebtoonsChapter)
+	require.NoError(t, err)
+	browser := launch(t, e.sites)
+	b := newBridge(t, e.lectern.BaseURL, map[string]any{"lectern.token": e.token})
+	tb := newTab(t, browser, b, "lectern-manga", e.userscript("lectern-manga"))
+	tb.open(fixturesites.WebtoonsChapter)
+
+	tb.click("lectern-toggle")
+	tb.wait(`q('lectern-panel').getAttribute('data-state') === 'ready' && q('lectern-empty')`)
+	var chapter string
+	tb.panel(`q('lectern-current-chapter').textContent`, &chapter)
+	require.Equal(t, "This page: Ep. 6 - The Lighthouse Map", chapter)
+
+	tb.click("lectern-bookmark-chapter")
+	tb.wait(`q('lectern-status').getAttribute('data-code') === 'recorded'`)
+	got := e.bookmark(ref.Key)
+	require.Equal(t, "webtoons:7710", ref.Key)
+	require.Equal(t, "Ep. 6 - The Lighthouse Map", got.Chapter)
+	require.NotNil(t, got.ChapterNumber)
+	require.Equal(t, 6.0, *got.ChapterNumber)
+	require.Equal(t, fixturesites.WebtoonsChapter, got.ChapterURL)
+
+	withCover := e.waitCover(ref.Key)
+	require.Equal(t, "Ep. 6 - The Lighthouse Map", withCover.LatestChapter)
+	tb.click("lectern-refresh")
+	tb.wait(coverLoaded(ref.Key) + ` !== ''`)
+	tb.screenshot("e2e-webtoons-panel")
+	requireTokenHidden(t, tb, e.token)
+}
+
 // pageReport is what the page's own script can find.
 type pageReport struct {
 	Leaks       []string `json:"leaks"`

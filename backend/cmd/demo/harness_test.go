@@ -104,6 +104,7 @@ func (e *env) api(method, path string, body, out any) int {
 type wireBookmark struct {
 	Key           string   `json:"key"`
 	Title         string   `json:"title"`
+	SeriesURL     string   `json:"series_url"`
 	Cover         string   `json:"cover"`
 	Chapter       string   `json:"chapter"`
 	ChapterNumber *float64 `json:"chapter_number"`

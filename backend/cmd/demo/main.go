@@ -344,7 +344,8 @@ func instructions(w io.Writer, sites *fixturesites.Server, base, password, token
 	p("  sign in as       demo / %s   (an Owner)", password)
 	p("  API token        %s", token)
 	p("  fixture Sites    https://%s  (loopback HTTPS, throwaway CA; stands in for asurascans.com, comix.to,", sites.Addr())
-	p("                   demonicscans.org, kagane.to, lightnovelworld.com, novelfull.com, the added Sites")
+	p("                   demonicscans.org, kagane.to, mangadex.org and api.mangadex.org, webtoons.com,")
+	p("                   lightnovelworld.com, novelfull.com, royalroad.com, the added Sites")
 	p("                   toonhaven.test and lanternreads.test, and their image hosts)")
 	if sitesDir != "" {
 		p("  Site pages       %s/<site>/<file> when there (read on every request), else testdata/sites", sitesDir)
@@ -362,6 +363,8 @@ func instructions(w io.Writer, sites *fixturesites.Server, base, password, token
 	p("(Poll of the series page, then the Cover). Click Refresh a moment later and the Cover shows,")
 	p("served from %s/covers/. The same Bookmarks are in the web library at %s/library/manga.", base, base)
 	p("A novel page, with the novel userscript: %s", fixturesites.LightNovelWorldChapter)
+	p("The mainstream Sites: %s (MangaDex, read through its API),", fixturesites.MangadexChapter)
+	p("  %s (WEBTOON) and %s (Royal Road).", fixturesites.WebtoonsChapter, fixturesites.RoyalroadChapter)
 	p("")
 	p("Two Sites of a family were added at start, as an Owner adds one (lectern site add, or the Owner")
 	p("console's Sites page): toonhaven (madara, manga) and lanternreads (lightnovelwp, novel), on invented")

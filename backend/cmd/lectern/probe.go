@@ -292,7 +292,9 @@ func probeURL(ctx context.Context, env *cmdEnv, reg *latest.Registry, raw string
 	// The URL as given (with "www." and a chapter path), pinned to the
 	// Site's hosts by the fetcher; a series page is fetched at its key's URL.
 	page, pageURL := latest.PageChapter, strings.TrimSpace(raw)
-	if sameSeriesPage(pageURL, ref.SeriesURL) {
+	// A Site read where its ReadURL says reads every URL of its series page
+	// (MangaDex's /title/<id>/<slug>) from one address.
+	if sameSeriesPage(pageURL, ref.SeriesURL) || site.ReadURL != nil && site.ReadFrom(pageURL) == site.ReadFrom(ref.SeriesURL) {
 		page, pageURL = latest.PageSeries, ref.SeriesURL
 	}
 	got, err := sites.FetchSeries(ctx, site, pageURL, fetch.Conditional{})

@@ -87,7 +87,7 @@ func TestProbeUsage(t *testing.T) {
 	}{
 		{"no flags", nil, "--site and --file are required"},
 		{"no file", []string{"--site", "asura"}, "--site and --file are required"},
-		{"unknown site", []string{"--site", "mangadex", "--file", fixture}, `unknown site "mangadex"`},
+		{"unknown site", []string{"--site", "tapas", "--file", fixture}, `unknown site "tapas"`},
 		{"bad page", []string{"--site", "asura", "--file", fixture, "--page", "cover"}, "--page must be series or chapter"},
 		{"url of another site", []string{"--site", "asura", "--file", fixture, "--url", "https://comix.to/title/r8k2m-x"}, "--url"},
 		{"unknown flag", []string{"--site", "asura", "--file", fixture, "--fetch"}, "flag provided but not defined"},
@@ -103,7 +103,7 @@ func TestProbeUsage(t *testing.T) {
 
 	code, out, _ := runCmd(t, nil, "", "probe", "-h")
 	require.Equal(t, 0, code)
-	for _, s := range []string{"lectern probe --site SITE --file PATH", "asura, comix, demonic, kagane, lightnovelworld, novelfull", "Exit status", "3 when"} {
+	for _, s := range []string{"lectern probe --site SITE --file PATH", "asura, comix, demonic, kagane, lightnovelworld, mangadex, novelfull, royalroad, webtoons", "Exit status", "3 when"} {
 		require.Contains(t, out, s)
 	}
 

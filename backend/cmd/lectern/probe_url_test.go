@@ -58,3 +58,35 @@ func TestProbeURLFetchesThroughThePollsFetcher(t *testing.T) {
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
 
 func openPool(dbURL string) (*pgxpool.Pool, error) { return pgxpool.New(context.Background(), dbURL) }
+
+// A MangaDex title URL is probed as the Poll reads it: the manga record on
+// api.mangadex.org, then its chapter feed, with an identifying User-Agent.
+func TestProbeURLReadsMangadexThroughItsAPI(t *testing.T) {
+	read := func(name string) []byte {
+		body, err := os.ReadFile(filepath.Join(siteFixtures, "mangadex", name))
+		require.NoError(t, err)
+		return body
+	}
+	const id = "8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f"
+	n := fakenet.New(t)
+	n.Set("https://api.mangadex.org/manga/"+id, http.StatusOK, "application/json", read("series.json"))
+	n.Set("https://api.mangadex.org/manga/"+id+"/feed", http.StatusOK, "application/json", read("feed.json"))
+	probeSeams = &server.Seams{Resolver: n, Dial: n.DialContext, RootCAs: n.RootCAs()}
+	t.Cleanup(func() { probeSeams = nil })
+	env := map[string]string{"DATABASE_URL": pgtest.NewURL(t), "USER_AGENT": "ProbeTest/1 (+https://example.org)", "LOG_FORMAT": "text", "SITE_PACE": "mangadex=0"}
+
+	code, out, errOut := runCmd(t, env, "", "probe", "https://mangadex.org/title/"+id+"/tourou-no-deshi")
+	require.Equal(t, 0, code, errOut)
+	var r map[string]any
+	require.NoError(t, jsonUnmarshal(out, &r), out)
+	require.Equal(t, "mangadex:"+id, r["key"])
+	require.Equal(t, "The Lantern Keeper's Apprentice", r["title"])
+	require.Equal(t, "Chapter 10.5 - Side Story", r["latest_chapter"].(map[string]any)["label"])
+	require.Empty(t, r["problem"])
+	var hosts []string
+	for _, req := range n.Requests() {
+		hosts = append(hosts, req.Host+req.Path)
+		require.Equal(t, "ProbeTest/1 (+https://example.org)", req.Header.Get("User-Agent"))
+	}
+	require.Equal(t, []string{"api.mangadex.org/manga/" + id, "api.mangadex.org/manga/" + id + "/feed"}, hosts, "the API, never the title page")
+}

@@ -71,7 +71,7 @@ func TestSiteCommands(t *testing.T) {
 		{[]string{"site", "set", "demonic", "--pace", "soon"}, 2, `the pace "soon" is not a duration`},
 		{[]string{"site", "set", "demonic", "--budget", "0"}, 2, "the budget must be from 1 to 3600000"},
 		{[]string{"site", "set", "demonic"}, 2, "nothing to change"},
-		{[]string{"site", "pause", "mangadex"}, 1, `unknown site "mangadex"`},
+		{[]string{"site", "pause", "tapas"}, 1, `unknown site "tapas"`},
 		{[]string{"site", "pause"}, 2, "Usage: lectern site pause NAME"},
 		{[]string{"site", "frobnicate", "asura"}, 2, `unknown site command "frobnicate"`},
 		{[]string{"site"}, 2, "site set NAME [--pace DURATION] [--budget N]"},

@@ -180,7 +180,7 @@ func TestOwnerSeesEverySeriesSchedule(t *testing.T) {
 
 	// Errors name the problem; Readers are refused.
 	require.Equal(t, http.StatusNotFound, b.do(http.MethodGet, "/admin/series/asura:nobody/schedule", b.owner, nil).code)
-	require.Equal(t, http.StatusNotFound, b.do(http.MethodGet, "/admin/sites/mangadex/schedule", b.owner, nil).code)
+	require.Equal(t, http.StatusNotFound, b.do(http.MethodGet, "/admin/sites/tapas/schedule", b.owner, nil).code)
 	require.Equal(t, http.StatusBadRequest, b.do(http.MethodGet, "/admin/sites/asura/schedule?limit=0", b.owner, nil).code)
 	require.Equal(t, http.StatusBadRequest, b.do(http.MethodGet, "/admin/sites/asura/schedule?limit=many", b.owner, nil).code)
 	for _, path := range []string{"/admin/series/" + weeklyKey + "/schedule", "/admin/sites/asura/schedule", "/admin/jobs"} {

@@ -153,7 +153,7 @@ func TestErrors(t *testing.T) {
 	wrongSite["site"] = "demonic"
 
 	unknownSite := soloPut("Chapter 1")
-	unknownSite["site"] = "mangadex"
+	unknownSite["site"] = "tapas"
 
 	badChapterURL := soloPut("Chapter 1")
 	badChapterURL["chapter_url"] = "javascript:alert(1)"
@@ -180,7 +180,7 @@ func TestErrors(t *testing.T) {
 		{"empty body", "PUT", "/api/bookmarks/asura:solo-leveling", tok, "", 400, "request body is empty"},
 		{"body over 64 KiB", "PUT", "/api/bookmarks/asura:solo-leveling", tok, big, 413, "larger than 65536 bytes"},
 		{"key mismatch", "PUT", "/api/bookmarks/asura:other", tok, soloPut("Chapter 1"), 422, `expected "asura:solo-leveling"`},
-		{"unknown site", "PUT", "/api/bookmarks/mangadex:x", tok, unknownSite, 422, `unknown site "mangadex"`},
+		{"unknown site", "PUT", "/api/bookmarks/tapas:x", tok, unknownSite, 422, `unknown site "tapas"`},
 		{"foreign host", "PUT", "/api/bookmarks/asura:solo-leveling", tok, foreign, 422, "host example.com is not one of asura's"},
 		{"host of another site", "PUT", "/api/bookmarks/asura:solo-leveling", tok, wrongSite, 422, "is not one of demonic's"},
 		{"not a series page", "PUT", "/api/bookmarks/asura:solo-leveling", tok, notSeries, 422, "not a series or chapter page"},

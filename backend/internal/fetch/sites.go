@@ -36,6 +36,9 @@ type Sites struct {
 
 // FetchSeries implements Fetcher.
 func (f *Sites) FetchSeries(ctx context.Context, site *latest.Site, pageURL string, cond Conditional) (Page, error) {
+	// A Site that serves its data apart from its pages (an API) is read
+	// there, whoever asks for the page: the Poll, the archive, the probe.
+	pageURL = site.ReadFrom(pageURL)
 	switch f.Policy.PageRoute(site) {
 	case RouteBrowser:
 		return f.read(ctx, site, pageURL)

@@ -39,6 +39,12 @@ const (
 	DemonicSeries          = "https://demonicscans.org/manga/Solo-Max-Level-Newbie"
 	KaganeSeries           = "https://kagane.to/series/0199a4c2-7d1e-7b3a-9f21-4be0c6d1a2f3"
 	NovelFullSeries        = "https://novelfull.com/the-legendary-mechanic.html"
+	WebtoonsSeries         = "https://www.webtoons.com/en/fantasy/the-salt-cartographer/list?title_no=7710"
+	WebtoonsChapter        = "https://www.webtoons.com/en/fantasy/the-salt-cartographer/episode-6/viewer?title_no=7710&episode_no=6"
+	RoyalroadSeries        = "https://www.royalroad.com/fiction/48112/the-lamplighters-ledger"
+	RoyalroadChapter       = RoyalroadSeries + "/chapter/800006"
+	MangadexSeries         = "https://mangadex.org/title/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f"
+	MangadexChapter        = "https://mangadex.org/chapter/c0000000-0000-4000-8000-000000000105"
 )
 
 const jsonType = "application/json; charset=utf-8"
@@ -113,6 +119,28 @@ var pages = []Page{
 	{Site: "lightnovelworld", URL: LightNovelWorldSeries + "/chapters/page-1", File: "chapters-page-1.html"},
 	{Site: "lightnovelworld", URL: LightNovelWorldSeries + "/chapters/page-2", File: "chapters-page-2.html"},
 
+	// MangaDex's pages are script shells for the panel; the backend reads the
+	// API: the record (any query: includes[]=cover_art), the feed (any
+	// query) and the at-home server answer of the chapter.
+	{Site: "mangadex", URL: MangadexSeries + "/tourou-no-deshi", File: "title-page.html"},
+	{Site: "mangadex", URL: MangadexChapter, File: "chapter-page.html"},
+	{Site: "mangadex", URL: "https://api.mangadex.org/manga/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f", File: "series.json",
+		ContentType: jsonType, Series: true, ReadAs: MangadexSeries},
+	{Site: "mangadex", URL: "https://api.mangadex.org/manga/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f/feed", File: "feed.json", ContentType: jsonType},
+	{Site: "mangadex", URL: "https://api.mangadex.org/at-home/server/c0000000-0000-4000-8000-000000000105", File: "chapter.json",
+		ContentType: jsonType, Chapter: true, ReadAs: MangadexChapter},
+
+	// WEBTOON's pages answer their exact query: title_no (and episode_no,
+	// page) are what they are about.
+	{Site: "webtoons", URL: WebtoonsSeries, File: "series.html", Series: true},
+	{Site: "webtoons", URL: WebtoonsSeries + "&page=2", File: "series-page-2.html"},
+	{Site: "webtoons", URL: WebtoonsChapter, File: "chapter.html", Chapter: true},
+	{Site: "webtoons", URL: "https://www.webtoons.com/en/fantasy/the-salt-cartographer/rss?title_no=7710", File: "feed.xml", ContentType: "application/rss+xml; charset=utf-8"},
+
+	{Site: "royalroad", URL: RoyalroadSeries, File: "series.html", Series: true},
+	{Site: "royalroad", URL: RoyalroadChapter, File: "chapter.html", Chapter: true},
+	{Site: "royalroad", URL: "https://www.royalroad.com/fiction/syndication/48112", File: "feed.xml", ContentType: "application/rss+xml; charset=utf-8"},
+
 	{Site: "novelfull", URL: NovelFullSeries, File: "series.html", Series: true},
 	{Site: "novelfull", URL: NovelFullSeries + "?page=2&per-page=50", File: "series-page-2.html"},
 	{Site: "novelfull", URL: "https://novelfull.com/the-legendary-mechanic/chapter-1462.html", File: "chapter.html", Chapter: true},
@@ -127,6 +155,9 @@ var variants = map[string][]string{
 	"demonic":         {"error.html", "series-nocover.html"},
 	"kagane":          {"challenge.html", "chapter-manifest.json", "error.json", "series-nocover.json"},
 	"lightnovelworld": {"challenge.html", "login.html", "series-nocover.html"},
+	"mangadex":        {"error.json", "series-nocover.json"},
+	"royalroad":       {"challenge.html", "series-nocover.html"},
+	"webtoons":        {"error.html", "series-nocover.html"},
 	"novelfull":       {"access-denied.html", "challenge.html", "series-nocover.html", "series-nolatest.html"},
 }
 

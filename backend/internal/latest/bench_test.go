@@ -19,6 +19,11 @@ func BenchmarkExtract(b *testing.B) {
 		{"kagane", "series.json", "chapter-manifest.json", tower, towerBk + "5"},
 		{"lightnovelworld", "series.html", "chapter.html", shadow, shadow + "/chapter-2301"},
 		{"novelfull", "series.html", "chapter.html", mechanic + ".html", mechanic + "/chapter-1462.html"},
+		// MangaDex's series questions are answered by the feed (chapters) and
+		// the record (title, Cover); the feed is the larger, growing body.
+		{"mangadex", "feed.json", "chapter.json", mdFeed, mdAtHome},
+		{"royalroad", "series.html", "chapter.html", lamp, lamp + "/chapter/800006"},
+		{"webtoons", "series.html", "chapter.html", saltList, saltEp(6)},
 	}
 	for _, tc := range sites {
 		site, _ := reg.Lookup(tc.site)

@@ -263,6 +263,28 @@ func tidyChapters(chapters []Chapter) []Chapter {
 	return out
 }
 
+// orderedNumbers is the rule for a Site whose list order is canonical but
+// which gives no numbers of its own (Royal Road): a number read from a
+// label counts only while it goes up along the list, oldest first. A label
+// whose number does not (a "Book 2, Chapter 1" after "Chapter 50", a second
+// "Chapter 5") keeps its label and loses the number, so unread falls back to
+// the chapter URL instead of calling a newer chapter read (docs/adr/0022).
+func orderedNumbers(chapters []Chapter) []Chapter {
+	top := -1.0
+	for i := range chapters {
+		n := chapters[i].Number
+		if n == nil {
+			continue
+		}
+		if *n <= top {
+			chapters[i].Number = nil
+			continue
+		}
+		top = *n
+	}
+	return chapters
+}
+
 // reversed returns chapters in the opposite order (Sites that list newest
 // first are read into oldest first).
 func reversed(chapters []Chapter) []Chapter {

@@ -66,7 +66,63 @@ const (
 	towerBk  = tower + "/reader/0199a4c3-0000-7000-8000-00000000000"
 	shadow   = "https://www.lightnovelworld.com/novel/shadow-slave"
 	mechanic = "https://novelfull.com/the-legendary-mechanic"
+	salt     = "https://www.webtoons.com/en/fantasy/the-salt-cartographer"
+	saltList = salt + "/list?title_no=7710"
+	lamp     = "https://www.royalroad.com/fiction/48112/the-lamplighters-ledger"
+	mdID     = "8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f"
+	mdTitle  = "https://mangadex.org/title/" + mdID + "/tourou-no-deshi"
+	mdRecord = "https://api.mangadex.org/manga/" + mdID + "?includes[]=cover_art"
+	mdFeed   = "https://api.mangadex.org/manga/" + mdID + "/feed?translatedLanguage[]=en&order[readableAt]=desc&limit=100"
+	mdCh     = "https://mangadex.org/chapter/c0000000-0000-4000-8000-000000000"
+	mdAtHome = "https://api.mangadex.org/at-home/server/c0000000-0000-4000-8000-000000000105"
 )
+
+func saltEp(n int) string {
+	return fmt.Sprintf("%s/episode-%d/viewer?title_no=7710&episode_no=%d", salt, n, n)
+}
+
+// webtoonsRows are the episodes of list page 1 (series.html), by number:
+// 3 is a Daily Pass episode, 7 a Fast Pass one.
+var webtoonsRows = []string{
+	"Ep. 3 - A Chart of Nothing|3|" + saltEp(3) + "|true",
+	"Ep. 4 - Soundings|4|" + saltEp(4) + "|false",
+	"Ep. 5 - Brine|5|" + saltEp(5) + "|false",
+	"Ep. 6 - The Lighthouse Map|6|" + saltEp(6) + "|false",
+	"Ep. 7 - Low Tide|7|" + saltEp(7) + "|true",
+}
+
+// royalroadChapterRows is the fiction page's table, in its order: the
+// Prologue and the Interlude have no number, and the order is the table's.
+var royalroadChapterRows = []string{
+	"Prologue|-|https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800001|false",
+	"Chapter 1: The First Lamp|1|https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800002|false",
+	"Chapter 2: Oil and Ash|2|https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800003|false",
+	"Interlude: The Watchman|-|https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800004|false",
+	"Chapter 27: Ember|27|https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800005|false",
+	"Chapter 28: The Long Street|28|https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800006|false",
+}
+
+// royalroadText is chapter.html's text: no author's note, no paragraph or
+// span a <style> rule hides.
+const royalroadText = "The street was longer at night, as it always was.\n\n" +
+	"Oren lit the first lamp and wrote its number in the ledger:\none, and then the date.\n\n" +
+	"“Who keeps count of the counting?” the watchman asked & laughed.\n\n" +
+	"Oren did not answer."
+
+// mangadexChapterRows is feed.json read oldest first: chapter 2's second
+// upload (another group's) is the same chapter; 9 (no pages), 11 (on an
+// external site) and 12 (published in 2099) are listed locked; the oneshot
+// keeps its place in time; 140 belongs to another manga.
+var mangadexChapterRows = []string{
+	"Chapter 1 - The Lamp|1|" + mdCh + "101|false",
+	"Chapter 2|2|" + mdCh + "102|false",
+	"Chapter 9|9|" + mdCh + "109|true",
+	"Chapter 10 - Ten Lanterns|10|" + mdCh + "110|false",
+	"Winter Oneshot|-|" + mdCh + "100|false",
+	"Chapter 10.5 - Side Story|10.5|" + mdCh + "105|false",
+	"Chapter 11 - Across the River|11|" + mdCh + "111|true",
+	"Chapter 12 - The Festival|12|" + mdCh + "112|true",
+}
 
 var asuraChapterRows = []string{
 	"Chapter 1 - Prologue|1|" + orv + "/chapter/1|false",
@@ -220,6 +276,76 @@ var extractCases = []extractCase{
 	notPage(extractCase{site: "kagane", file: "error.json", pageURL: tower}, ProblemNotFound),
 	notPage(extractCase{site: "kagane", file: "challenge.html", pageURL: tower}, ProblemChallenge),
 
+	// mangadex: API answers. The record names the title and the Cover, the
+	// feed the chapters; a chapter's body is its at-home server answer.
+	{site: "mangadex", file: "series.json", pageURL: mdRecord, series: true, title: "The Lantern Keeper's Apprentice",
+		latestProblem: ProblemNoChapters, cover: "https://uploads.mangadex.org/covers/" + mdID + "/5e1f2a9b-7c3d-4e8f-a0b1-c2d3e4f5a6b7.jpg.512.jpg",
+		chaptersProblem: ProblemNoChapters},
+	{site: "mangadex", file: "series.json", pageURL: mdTitle, series: true, title: "The Lantern Keeper's Apprentice",
+		latestProblem: ProblemNoChapters, cover: "https://uploads.mangadex.org/covers/" + mdID + "/5e1f2a9b-7c3d-4e8f-a0b1-c2d3e4f5a6b7.jpg.512.jpg",
+		chaptersProblem: ProblemNoChapters},
+	{site: "mangadex", file: "series-nocover.json", pageURL: mdRecord, series: true, title: "The Lantern Keeper's Apprentice",
+		latestProblem: ProblemNoChapters, cover: "", chaptersProblem: ProblemNoChapters},
+	// The record of another manga than the page URL names is not its page.
+	notPage(extractCase{site: "mangadex", file: "series.json", pageURL: "https://mangadex.org/title/1b2c3d4e-5f60-4718-8293-a4b5c6d7e8f9"}, ProblemNotSeriesPage),
+	{site: "mangadex", file: "feed.json", pageURL: mdFeed, series: true, latest: mangadexChapterRows[5], cover: "", chapters: mangadexChapterRows},
+	// Without a page URL the manga most of the feed names is the one read.
+	{site: "mangadex", file: "feed.json", series: true, latest: mangadexChapterRows[5], cover: "", chapters: mangadexChapterRows},
+	{site: "mangadex", file: "chapter.json", pageURL: mdAtHome, chapter: true, pages: []string{
+		"https://uploads.mangadex.org/data/4e6d0c8a2b1f3e5d7c9a0b2d4f6e8a1c/1-0f1e2d3c4b5a69788796a5b4c3d2e1f0.png",
+		"https://uploads.mangadex.org/data/4e6d0c8a2b1f3e5d7c9a0b2d4f6e8a1c/2-1f2e3d4c5b6a798897a6b5c4d3e2f1a0.png",
+		"https://uploads.mangadex.org/data/4e6d0c8a2b1f3e5d7c9a0b2d4f6e8a1c/3-2f3e4d5c6b7a8998a7b6c5d4e3f2a1b0.png",
+	}},
+	notPage(extractCase{site: "mangadex", file: "error.json", pageURL: mdRecord}, ProblemNotSeriesPage),
+	// The pages a Reader opens are script shells, for the panel: the
+	// backend reads the API, and a shell read as a page answers nothing.
+	notPage(extractCase{site: "mangadex", file: "title-page.html", pageURL: mdTitle}, ProblemNotSeriesPage),
+	notPage(extractCase{site: "mangadex", file: "chapter-page.html", pageURL: mdCh + "105"}, ProblemNotSeriesPage),
+
+	// webtoons: the Latest Chapter is the newest episode a reader can open
+	// (7 is behind a Fast Pass).
+	{site: "webtoons", file: "series.html", pageURL: saltList, series: true, title: "The Salt Cartographer",
+		latest: webtoonsRows[3], cover: "https://swebtoon-phinf.pstatic.net/20260301_12/1709280000000_JPEG/7710_share.jpg?type=crop540_540",
+		chapters: webtoonsRows},
+	{site: "webtoons", file: "series.html", series: true, title: "The Salt Cartographer",
+		latest: webtoonsRows[3], cover: "https://swebtoon-phinf.pstatic.net/20260301_12/1709280000000_JPEG/7710_share.jpg?type=crop540_540",
+		chapters: webtoonsRows},
+	{site: "webtoons", file: "series-nocover.html", pageURL: saltList, series: true, title: "The Salt Cartographer",
+		latest: webtoonsRows[3], cover: "", chapters: webtoonsRows},
+	{site: "webtoons", file: "series-page-2.html", pageURL: saltList + "&page=2", series: true, title: "The Salt Cartographer",
+		latest: "Ep. 2 - The Guild|2|" + saltEp(2) + "|false", cover: "https://swebtoon-phinf.pstatic.net/20260301_12/1709280000000_JPEG/7710_share.jpg?type=crop540_540",
+		chapters: []string{"Ep. 1 - Salt|1|" + saltEp(1) + "|false", "Ep. 2 - The Guild|2|" + saltEp(2) + "|false"}},
+	// A list page of another title is not this one's.
+	notPage(extractCase{site: "webtoons", file: "series.html", pageURL: "https://www.webtoons.com/en/romance/tide-and-tea/list?title_no=8801"}, ProblemNotSeriesPage),
+	{site: "webtoons", file: "feed.xml", pageURL: salt + "/rss?title_no=7710", series: true, title: "The Salt Cartographer",
+		latest: webtoonsRows[3], cover: "", chapters: webtoonsRows[1:4]},
+	{site: "webtoons", file: "chapter.html", pageURL: saltEp(6), chapter: true, pages: []string{
+		"https://webtoon-phinf.pstatic.net/20261124_7/7710_6_01.jpg?type=q90",
+		"https://webtoon-phinf.pstatic.net/20261124_7/7710_6_02.jpg?type=q90",
+		"https://webtoon-phinf.pstatic.net/20261124_7/7710_6_03.jpg?type=q90",
+	}},
+	notPage(extractCase{site: "webtoons", file: "error.html", pageURL: saltList}, ProblemNotSeriesPage),
+
+	// royalroad
+	{site: "royalroad", file: "series.html", pageURL: lamp, series: true, title: "The Lamplighter's Ledger",
+		latest: royalroadChapterRows[5], cover: "https://www.royalroadcdn.com/public/covers-large/48112-the-lamplighters-ledger.jpg?time=1700000001",
+		chapters: royalroadChapterRows},
+	// Without a page URL, links resolve against the Site's first host.
+	{site: "royalroad", file: "series.html", series: true, title: "The Lamplighter's Ledger",
+		latest:   strings.Replace(royalroadChapterRows[5], "www.", "", 1),
+		cover:    "https://www.royalroadcdn.com/public/covers-large/48112-the-lamplighters-ledger.jpg?time=1700000001",
+		chapters: replaceAll(royalroadChapterRows, "www.", "")},
+	// The placeholder Royal Road shows for a fiction without a cover is none.
+	{site: "royalroad", file: "series-nocover.html", pageURL: lamp, series: true, title: "The Lamplighter's Ledger",
+		latest: royalroadChapterRows[5], cover: "", chapters: royalroadChapterRows},
+	// The feed lists the newest chapters; their short links are made long
+	// with the channel's link, so the feed and the table name them alike.
+	{site: "royalroad", file: "feed.xml", pageURL: "https://www.royalroad.com/fiction/syndication/48112", series: true, title: "The Lamplighter's Ledger",
+		latest: royalroadChapterRows[5], cover: "", chapters: royalroadChapterRows[3:]},
+	notPage(extractCase{site: "royalroad", file: "feed.xml", pageURL: "https://www.royalroad.com/fiction/syndication/777"}, ProblemNotSeriesPage),
+	{site: "royalroad", file: "chapter.html", pageURL: lamp + "/chapter/800006/chapter-28-the-long-street", chapter: true, text: royalroadText},
+	notPage(extractCase{site: "royalroad", file: "challenge.html", pageURL: lamp}, ProblemChallenge),
+
 	// lightnovelworld
 	{site: "lightnovelworld", file: "series.html", pageURL: shadow, series: true, title: "Shadow Slave",
 		latest: lnwChapterRows[2], cover: "https://static.lightnovelworld.com/bookcover/300x400/shadow-slave.jpg", chapters: lnwChapterRows},
@@ -372,7 +498,7 @@ func TestExtractInvariants(t *testing.T) {
 func TestFixturesNameTheirPage(t *testing.T) {
 	t.Parallel()
 	var n int
-	for _, s := range []string{"asura", "demonic", "comix", "kagane", "lightnovelworld", "novelfull"} {
+	for _, s := range []string{"asura", "demonic", "comix", "kagane", "lightnovelworld", "mangadex", "novelfull", "royalroad", "webtoons"} {
 		entries, err := os.ReadDir(filepath.Join(fixtureDir, s))
 		require.NoError(t, err)
 		kinds := map[string]bool{}
@@ -384,6 +510,8 @@ func TestFixturesNameTheirPage(t *testing.T) {
 				require.True(t, strings.HasPrefix(head, "<!-- Fixture: "), "%s/%s starts with its comment", s, e.Name())
 			case ".json":
 				require.True(t, strings.HasPrefix(head, "{\n \"_fixture\": \""), "%s/%s starts with a _fixture field", s, e.Name())
+			case ".xml":
+				require.Regexp(t, `^<\?xml [^>]*\?>\n<!-- Fixture: `, head, "%s/%s starts with its comment after the declaration", s, e.Name())
 			default:
 				t.Fatalf("unexpected fixture %s/%s", s, e.Name())
 			}

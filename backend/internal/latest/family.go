@@ -490,17 +490,3 @@ func textStop(n *html.Node) bool {
 	}
 	return hasClass(n, "comments-area", "wpdiscuz_top_clearing")
 }
-
-// LatestFrom answers the Latest Chapter of a Series: through LatestOf when
-// the Site has it (a further body, such as madara's ajax chapter list,
-// fetched with fetch), otherwise from the series page body alone.
-func (s *Site) LatestFrom(ctx context.Context, fetch PageFetcher, seriesURL string, body []byte) (Chapter, error) {
-	if s.LatestOf != nil {
-		return s.LatestOf(ctx, fetch, seriesURL, body)
-	}
-	u, err := url.Parse(seriesURL)
-	if err != nil {
-		return Chapter{}, fmt.Errorf("latest of %s: %w", seriesURL, ErrBadURL)
-	}
-	return s.Latest(body, u)
-}

@@ -51,7 +51,7 @@ func BenchmarkExtractFamilies(b *testing.B) {
 			if _, err := site.Title(body, page); err != nil {
 				b.Fatal(err)
 			}
-			if _, err := site.LatestFrom(context.Background(), f, tc.page, body); err != nil {
+			if _, err := site.LatestChapter(context.Background(), f, tc.page, body); err != nil {
 				b.Fatal(err)
 			}
 			if _, err := site.Cover(body, page); err != nil {

@@ -168,7 +168,7 @@ func TestMadaraAjaxChapterList(t *testing.T) {
 	} {
 		site := familySite(t, "toonhaven", "madara", Manga, []string{"toonhaven.test"}, tc.opts)
 		f := &fixtureFetcher{pages: map[string][]byte{"POST " + tc.post: list}}
-		newest, err := site.LatestFrom(context.Background(), f, series, body)
+		newest, err := site.LatestChapter(context.Background(), f, series, body)
 		require.NoError(t, err, "options %v", tc.opts)
 		require.Equal(t, want[2], row(newest))
 		all, err := site.AllChapters(context.Background(), f, series, body)
@@ -181,14 +181,14 @@ func TestMadaraAjaxChapterList(t *testing.T) {
 	// A page that lists its chapters needs no second request.
 	site := familySite(t, "toonhaven", "madara", Manga, []string{"toonhaven.test"}, nil)
 	f := &fixtureFetcher{}
-	newest, err := site.LatestFrom(context.Background(), f, "https://toonhaven.test/manga/the-lantern-keeper/", readFamilyFixture(t, "madara", "series.html"))
+	newest, err := site.LatestChapter(context.Background(), f, "https://toonhaven.test/manga/the-lantern-keeper/", readFamilyFixture(t, "madara", "series.html"))
 	require.NoError(t, err)
 	require.Equal(t, "Chapter 43", newest.Label)
 	require.Empty(t, f.asked)
 
 	// The chapter list endpoint failing is an error, never an empty list.
 	f = &fixtureFetcher{failed: errors.New("connection reset")}
-	_, err = site.LatestFrom(context.Background(), f, series, body)
+	_, err = site.LatestChapter(context.Background(), f, series, body)
 	require.ErrorContains(t, err, "connection reset")
 }
 

@@ -16,7 +16,7 @@ import (
 // fixtures plus the committed corpus under testdata/fuzz/.
 
 func FuzzResolve(f *testing.F) {
-	for _, tc := range []string{orv, orvOld + "/chapter/118", smln, tged + "/5551985-chapter-205", tower, shadow + "/chapter-2301", mechanic + ".html"} {
+	for _, tc := range []string{orv, orvOld + "/chapter/118", smln, tged + "/5551985-chapter-205", tower, shadow + "/chapter-2301", mechanic + ".html", mdTitle, mdFeed, mdCh + "105", lamp + "/chapter/800006/x", "https://www.royalroad.com/fiction/syndication/48112", saltList, saltEp(6)} {
 		f.Add(tc)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
@@ -62,6 +62,9 @@ func FuzzExtractComix(f *testing.F)           { fuzzSite(f, "comix", tged) }
 func FuzzExtractKagane(f *testing.F)          { fuzzSite(f, "kagane", tower) }
 func FuzzExtractLightnovelworld(f *testing.F) { fuzzSite(f, "lightnovelworld", shadow) }
 func FuzzExtractNovelfull(f *testing.F)       { fuzzSite(f, "novelfull", mechanic+".html") }
+func FuzzExtractMangadex(f *testing.F)        { fuzzSite(f, "mangadex", mdRecord) }
+func FuzzExtractRoyalroad(f *testing.F)       { fuzzSite(f, "royalroad", lamp) }
+func FuzzExtractWebtoons(f *testing.F)        { fuzzSite(f, "webtoons", saltList) }
 
 func FuzzExtractMadara(f *testing.F) {
 	fuzzFamily(f, "madara", Manga, "https://toonhaven.test/manga/the-lantern-keeper/")

@@ -78,6 +78,9 @@ func TestExtractionIsLinear(t *testing.T) {
 		{"kagane", "series.json", tower}, {"kagane", "chapter.html", towerBk + "5"},
 		{"lightnovelworld", "series.html", shadow}, {"lightnovelworld", "chapter.html", shadow + "/chapter-2301"},
 		{"novelfull", "series.html", mechanic + ".html"}, {"novelfull", "chapter.html", mechanic + "/chapter-1462.html"},
+		{"mangadex", "series.json", mdRecord}, {"mangadex", "feed.json", mdFeed},
+		{"royalroad", "series.html", lamp}, {"royalroad", "chapter.html", lamp + "/chapter/800006"},
+		{"webtoons", "series.html", saltList}, {"webtoons", "chapter.html", saltEp(6)},
 	} {
 		site, _ := reg.Lookup(tc.site)
 		page := mustParse(t, tc.page)
@@ -99,6 +102,7 @@ func TestExtractionIsLinearOnHostileBodies(t *testing.T) {
 		"asura": {"series.html", "chapter-old.html"}, "demonic": {"series.html", "chapter.html"},
 		"comix": {"series.html"}, "kagane": {"chapter.html"},
 		"lightnovelworld": {"series.html", "chapter.html"}, "novelfull": {"series.html", "chapter.html"},
+		"royalroad": {"series.html", "chapter.html"}, "webtoons": {"series.html", "chapter.html"},
 	}
 	for site, names := range files {
 		s, _ := reg.Lookup(site)
@@ -125,7 +129,7 @@ func TestExtractionIsLinearInChapters(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds large bodies")
 	}
-	for _, site := range []string{"asura", "demonic", "comix", "kagane", "lightnovelworld", "novelfull"} {
+	for _, site := range []string{"asura", "demonic", "comix", "kagane", "lightnovelworld", "mangadex", "novelfull", "royalroad", "webtoons"} {
 		s, _ := reg.Lookup(site)
 		small, page := longList(t, site, 2000)
 		large, _ := longList(t, site, 8000)

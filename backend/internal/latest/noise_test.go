@@ -38,6 +38,14 @@ var realisticNoise = map[string]string{
 <div class="adsbox"><ins class="adsbygoogle" data-ad-slot="1111"></ins><script>(adsbygoogle = window.adsbygoogle || []).push({});</script></div>
 <div class="comment-item"><p>Great chapter, thanks for the translation!</p><span class="time">2 days ago</span></div>
 `,
+	"royalroad": `<div class="fiction-list-item row"><figure><a href="/fiction/99003/the-salt-road"><img data-type="cover" src="https://www.royalroadcdn.com/public/covers-large/99003-the-salt-road.jpg?time=1690000000" alt="The Salt Road"></a></figure>
+<h2 class="fiction-title"><a href="/fiction/99003/the-salt-road">The Salt Road</a></h2><table class="chapters-of-other"><tr class="chapter-row"><td><a href="/fiction/99003/the-salt-road/chapter/910001/chapter-12-tide">Chapter 12: Tide</a></td></tr></table>
+<style>.rr-other-warning{display:none}</style><div class="portlet comment"><p>Loved this one.</p></div></div>
+`,
+	"webtoons": `<div class="detail_rcmd"><ul><li><a href="https://www.webtoons.com/en/romance/tide-and-tea/list?title_no=8801"><img src="https://swebtoon-phinf.pstatic.net/20250101_1/8801_share.jpg" alt="Tide and Tea"><p class="subj">Tide and Tea</p></a>
+<a href="https://www.webtoons.com/en/romance/tide-and-tea/episode-90/viewer?title_no=8801&amp;episode_no=90">Ep. 90</a><span class="ico_fastpass">Fast Pass</span></li></ul></div>
+<script>window.__ga=window.__ga||{};__ga.impressions=[{"titleNo":8801,"episodeNo":90},{"titleNo":9912,"episodeNo":12}];</script>
+`,
 	"novelfull": `<div class="row"><a href="/martial-peak.html" title="Martial Peak"><img src="/uploads/thumbs/martial-peak.jpg" alt="Martial Peak"></a>
 <a href="/martial-peak/chapter-6009.html" title="Chapter 6009">Chapter 6009</a><ul class="l-chapters"><li><a href="/martial-peak/chapter-6008.html">Chapter 6008</a></li></ul></div>
 <div class="ads ads-holder"><ins class="adsbygoogle"></ins><script>(adsbygoogle = window.adsbygoogle || []).push({});</script></div>
@@ -90,6 +98,47 @@ func growComix(body []byte, size int) []byte {
 	return growHTML(body, realisticNoise["comix"], size)
 }
 
+// growMangadex adds what a MangaDex answer really grows by: other
+// manga's relationships on a record (related works, authors), other manga's
+// chapters and other languages' uploads in a feed.
+func growMangadex(t testing.TB, body []byte, size int) []byte {
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(body, &m))
+	var grow func(i int) any
+	var list []any
+	var put func([]any)
+	if data := listOf(m["data"]); data != nil {
+		list = data
+		grow = func(i int) any {
+			return map[string]any{"id": fmt.Sprintf("d0000000-0000-4000-8000-%012d", i), "type": "chapter",
+				"attributes": map[string]any{"chapter": fmt.Sprint(i), "title": "Elsewhere", "translatedLanguage": "fr", "externalUrl": nil,
+					"publishAt": "2026-01-01T00:00:00+00:00", "pages": 9},
+				"relationships": []any{map[string]any{"id": "1b2c3d4e-5f60-4718-8293-a4b5c6d7e8f9", "type": "manga"}}}
+		}
+		put = func(l []any) { m["data"] = l }
+	} else {
+		data := mapOf(m["data"])
+		list = listOf(data["relationships"])
+		grow = func(i int) any {
+			return map[string]any{"id": fmt.Sprintf("e0000000-0000-4000-8000-%012d", i), "type": "manga", "related": "side_story",
+				"attributes": map[string]any{"title": map[string]any{"en": "Another Lantern"}}}
+		}
+		put = func(l []any) { data["relationships"] = l }
+	}
+	for i := 0; ; {
+		put(list)
+		out, err := json.Marshal(m)
+		require.NoError(t, err)
+		if len(out) >= size {
+			return out
+		}
+		for range max(1, (size-len(out))/300) {
+			list = append(list, grow(i))
+			i++
+		}
+	}
+}
+
 // grownBody is a Site's fixture grown to size with realistic noise.
 func grownBody(t testing.TB, site, file string, size int) []byte {
 	body := readFixture(t, site, file)
@@ -101,6 +150,8 @@ func grownBody(t testing.TB, site, file string, size int) []byte {
 		return growHTML(body, realisticNoise["kagane"], size)
 	case "comix":
 		return growComix(body, size)
+	case "mangadex":
+		return growMangadex(t, body, size)
 	}
 	return growHTML(body, realisticNoise[site], size)
 }
@@ -165,6 +216,27 @@ func longList(t testing.TB, site string, n int) ([]byte, string) {
 		}
 		b.WriteString(`</ul></div></body></html>`)
 		return []byte(b.String()), mechanic + ".html"
+	case "webtoons":
+		b.WriteString(`<html><body><h1 class="subj">T</h1><ul id="_listUl">`)
+		for i := n; i >= 1; i-- {
+			fmt.Fprintf(&b, `<li class="_episodeItem"><a href="%s/episode-%d/viewer?title_no=7710&amp;episode_no=%d"><span class="subj"><span>Ep. %d</span></span></a></li>`, salt, i, i, i)
+		}
+		b.WriteString(`</ul></body></html>`)
+		return []byte(b.String()), saltList
+	case "royalroad":
+		b.WriteString(`<html><body><div class="fic-title"><h1>T</h1></div><table id="chapters"><tbody>`)
+		for i := 1; i <= n; i++ {
+			fmt.Fprintf(&b, `<tr class="chapter-row"><td><a href="/fiction/48112/the-lamplighters-ledger/chapter/%d/chapter-%d">Chapter %d</a></td></tr>`, 800000+i, i, i)
+		}
+		b.WriteString(`</tbody></table></body></html>`)
+		return []byte(b.String()), lamp
+	case "mangadex":
+		var data []string
+		for i := 1; i <= n; i++ {
+			data = append(data, fmt.Sprintf(`{"id":"c0000000-0000-4000-8000-%012d","type":"chapter","attributes":{"chapter":"%d","title":"Part %d","translatedLanguage":"en","externalUrl":null,"publishAt":"2026-01-01T00:00:00+00:00","pages":12},"relationships":[{"id":"%s","type":"manga"}]}`, i, i, i, mdID))
+		}
+		fmt.Fprintf(&b, `{"result":"ok","response":"collection","data":[%s],"limit":%d,"offset":0,"total":%d}`, strings.Join(data, ","), n, n)
+		return []byte(b.String()), mdFeed
 	}
 	t.Fatalf("no long list for %s", site)
 	return nil, ""

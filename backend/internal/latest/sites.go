@@ -125,9 +125,30 @@ type Site struct {
 
 	// LatestOf, when set, replaces Latest for the Poll: the Latest Chapter
 	// needs a further body (madara's ajax chapter list when the page lists
-	// none), fetched through the caller's pinned, paced fetcher. Latest
-	// still answers from the series page alone.
+	// none, MangaDex's chapter feed beside the manga record), fetched through
+	// the caller's pinned, paced fetcher. seriesURL is where seriesBody was
+	// read from. Latest still answers from the series page alone.
 	LatestOf func(ctx context.Context, fetch PageFetcher, seriesURL string, seriesBody []byte) (Chapter, error)
+
+	// ReadURL, when set, gives the address a page's body is read from when
+	// the Site serves its data apart from the page a Reader opens (an API:
+	// MangaDex's title and reader pages are script shells, their data is on
+	// api.mangadex.org). ok is false for a URL read as it is. The address is
+	// on the Site's hosts; every fetch of a Site page goes through it.
+	ReadURL func(u *url.URL) (string, bool)
+
+	// PollURL, when set, gives a lighter body the Poll reads instead of the
+	// series page once the Series has its Cover and a Latest Chapter: a feed
+	// (Royal Road's syndication, WEBTOON's RSS, MangaDex's chapter feed).
+	// The entry's answers read that body too; when it fails or names no
+	// Latest Chapter, the Poll reads the series page. ok is false when the
+	// Site has no such body for seriesURL.
+	PollURL func(seriesURL string) (string, bool)
+
+	// NoSeries, when set, says why a URL of the Site names no Series, where
+	// the Site can say more than "not a series page" (a MangaDex chapter URL
+	// names no manga: its title URL is needed). "" keeps the plain refusal.
+	NoSeries func(u *url.URL) string
 
 	// Browser is set for Sites whose pages sit behind a JavaScript challenge.
 	Browser *Browser
@@ -146,7 +167,9 @@ type Site struct {
 
 	// SeriesPath maps the path of any Site URL (series or chapter page) to the
 	// Series slug and the series page path. ok is false for pages that do not
-	// name one Series. u has been normalised by parseSiteURL.
+	// name one Series. u has been normalised by parseSiteURL. path may be a
+	// whole https URL on another of the Site's hosts, when u is on a host
+	// that serves no series page (MangaDex's API).
 	SeriesPath func(u *url.URL) (slug, path string, ok bool)
 }
 
@@ -188,7 +211,7 @@ type table struct {
 
 // BuiltIn returns new entries for the Sites compiled into Lectern.
 func BuiltIn() []*Site {
-	return []*Site{newAsura(), newComix(), newDemonic(), newKagane(), newLightnovelworld(), newNovelfull()}
+	return []*Site{newAsura(), newComix(), newDemonic(), newKagane(), newLightnovelworld(), newMangadex(), newNovelfull(), newRoyalroad(), newWebtoons()}
 }
 
 // NewRegistry builds a registry whose base is sites. It refuses a duplicate
@@ -388,10 +411,55 @@ func (s *Site) ResolveOn(raw string) (Ref, error) {
 func (s *Site) resolve(u *url.URL) (Ref, error) {
 	slug, path, ok := s.SeriesPath(u)
 	if !ok || slug == "" {
+		if s.NoSeries != nil {
+			if why := s.NoSeries(u); why != "" {
+				return Ref{}, fmt.Errorf("%w on %s: %s", ErrNotSeriesURL, s.Name, why)
+			}
+		}
 		return Ref{}, fmt.Errorf("%w on %s: %s", ErrNotSeriesURL, s.Name, u.EscapedPath())
 	}
 	series := url.URL{Scheme: "https", Host: strings.TrimPrefix(u.Host, "www."), Path: path}
+	if strings.HasPrefix(path, "https://") {
+		abs, err := url.Parse(path)
+		if err != nil || !s.HasHost(abs.Hostname()) {
+			return Ref{}, fmt.Errorf("%w on %s: series page %q is not on its hosts", ErrNotSeriesURL, s.Name, path)
+		}
+		series = *abs
+	}
 	return Ref{Key: s.Name + ":" + slug, Site: s.Name, Kind: s.Kind, SeriesURL: series.String()}, nil
+}
+
+// ReadFrom is the address the body of a Site page is fetched from: the
+// page itself, or where the Site's ReadURL says its data is.
+func (s *Site) ReadFrom(pageURL string) string {
+	if s.ReadURL == nil {
+		return pageURL
+	}
+	u, err := parseSiteURL(pageURL)
+	if err != nil || !s.HasHost(u.Host) {
+		return pageURL
+	}
+	if to, ok := s.ReadURL(u); ok {
+		return to
+	}
+	return pageURL
+}
+
+// LatestChapter is the Latest Chapter of a Series from the body read for
+// its series page: through LatestOf when the Site names it in a further
+// body (fetched with fetch), otherwise from the body alone.
+func (s *Site) LatestChapter(ctx context.Context, fetch PageFetcher, seriesURL string, seriesBody []byte) (Chapter, error) {
+	if s.LatestOf != nil {
+		return s.LatestOf(ctx, fetch, seriesURL, seriesBody)
+	}
+	if seriesURL == "" {
+		return s.Latest(seriesBody, nil)
+	}
+	u, err := url.Parse(seriesURL)
+	if err != nil {
+		return Chapter{}, fmt.Errorf("latest of %s: %w", seriesURL, ErrBadURL)
+	}
+	return s.Latest(seriesBody, u)
 }
 
 // SplitKey splits a Series key into its site and slug. A key that is not
@@ -403,7 +471,9 @@ func SplitKey(key string) (site, slug string, ok bool) {
 }
 
 // parseSiteURL parses and normalises a Site URL: lower-case host, no port,
-// no user info, no query or fragment, no trailing slash.
+// no user info, no fragment, no trailing slash. The query stays for the
+// Sites whose URLs name the Series in it (WEBTOON's title_no); a series URL
+// carries one only when its SeriesPath says so.
 func parseSiteURL(raw string) (*url.URL, error) {
 	raw = strings.TrimSpace(raw)
 	if raw == "" || len(raw) > 2048 {
@@ -417,7 +487,7 @@ func parseSiteURL(raw string) (*url.URL, error) {
 		return nil, fmt.Errorf("%w: unexpected port %s", ErrBadURL, p)
 	}
 	u.Host = strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
-	u.RawQuery, u.Fragment, u.RawFragment, u.ForceQuery = "", "", "", false
+	u.Fragment, u.RawFragment, u.ForceQuery = "", "", false
 	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawPath = ""
 	return u, nil

@@ -62,7 +62,39 @@ func TestResolve(t *testing.T) {
 		{"novelfull hot list", "https://novelfull.com/hot-novel.html", "", "", ErrNotSeriesURL},
 		{"novelfull index", "https://novelfull.com/index.html", "", "", ErrNotSeriesURL},
 
-		{"unknown host", "https://mangadex.org/title/abc", "", "", ErrUnknownSite},
+		{"mangadex title", "https://mangadex.org/title/8F3C6B2E-4D1A-4E7B-9C2D-5A6B7C8D9E0F/tourou-no-deshi", "mangadex:8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f", "https://mangadex.org/title/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f", nil},
+		{"mangadex title without slug", "http://www.mangadex.org/title/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f/?tab=chapters#top", "mangadex:8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f", "https://mangadex.org/title/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f", nil},
+		{"mangadex api record", "https://api.mangadex.org/manga/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f?includes[]=cover_art", "mangadex:8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f", "https://mangadex.org/title/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f", nil},
+		{"mangadex api feed", "https://api.mangadex.org/manga/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f/feed?translatedLanguage[]=en", "mangadex:8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f", "https://mangadex.org/title/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f", nil},
+		{"mangadex chapter names no manga", "https://mangadex.org/chapter/c0000000-0000-4000-8000-000000000105", "", "", ErrNotSeriesURL},
+		{"mangadex title not a uuid", "https://mangadex.org/title/tourou-no-deshi", "", "", ErrNotSeriesURL},
+		{"mangadex api other", "https://api.mangadex.org/manga/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f/aggregate", "", "", ErrNotSeriesURL},
+		{"mangadex title on the api host", "https://api.mangadex.org/title/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f", "", "", ErrNotSeriesURL},
+		{"mangadex cover file", "https://uploads.mangadex.org/covers/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f/x.jpg", "", "", ErrNotSeriesURL},
+
+		{"royalroad fiction", "https://www.royalroad.com/fiction/48112/the-lamplighters-ledger", "royalroad:48112", "https://royalroad.com/fiction/48112/the-lamplighters-ledger", nil},
+		{"royalroad chapter", "https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800006/chapter-28-the-long-street", "royalroad:48112", "https://royalroad.com/fiction/48112/the-lamplighters-ledger", nil},
+		{"royalroad chapter without its slug", "https://royalroad.com/fiction/48112/the-lamplighters-ledger/chapter/800006", "royalroad:48112", "https://royalroad.com/fiction/48112/the-lamplighters-ledger", nil},
+		{"royalroad normalised", "http://WWW.RoyalRoad.com/fiction/48112/the-lamplighters-ledger/?tab=reviews#top", "royalroad:48112", "https://royalroad.com/fiction/48112/the-lamplighters-ledger", nil},
+		{"royalroad feed", "https://www.royalroad.com/fiction/syndication/48112", "royalroad:48112", "https://royalroad.com/fiction/48112", nil},
+		{"royalroad bare id", "https://www.royalroad.com/fiction/48112", "royalroad:48112", "https://royalroad.com/fiction/48112", nil},
+		{"royalroad short chapter link", "https://www.royalroad.com/fiction/chapter/800006", "", "", ErrNotSeriesURL},
+		{"royalroad reviews", "https://www.royalroad.com/fiction/48112/the-lamplighters-ledger/reviews", "", "", ErrNotSeriesURL},
+		{"royalroad search", "https://www.royalroad.com/fictions/search?title=lamp", "", "", ErrNotSeriesURL},
+		{"royalroad not an id", "https://www.royalroad.com/fiction/lamp/the-lamplighters-ledger", "", "", ErrNotSeriesURL},
+
+		{"webtoons list", "https://www.webtoons.com/en/fantasy/the-salt-cartographer/list?title_no=7710", "webtoons:7710", "https://webtoons.com/en/fantasy/the-salt-cartographer/list?title_no=7710", nil},
+		{"webtoons list page 2", "https://www.webtoons.com/en/fantasy/the-salt-cartographer/list?title_no=7710&page=2#top", "webtoons:7710", "https://webtoons.com/en/fantasy/the-salt-cartographer/list?title_no=7710", nil},
+		{"webtoons viewer", "http://www.webtoons.com/en/fantasy/the-salt-cartographer/episode-6/viewer?title_no=7710&episode_no=6", "webtoons:7710", "https://webtoons.com/en/fantasy/the-salt-cartographer/list?title_no=7710", nil},
+		{"webtoons rss", "https://www.webtoons.com/en/fantasy/the-salt-cartographer/rss?title_no=7710", "webtoons:7710", "https://webtoons.com/en/fantasy/the-salt-cartographer/list?title_no=7710", nil},
+		{"webtoons bare rss", "https://www.webtoons.com/rss?title_no=7710", "webtoons:7710", "https://webtoons.com/episodeList?titleNo=7710", nil},
+		{"webtoons episodeList", "https://webtoons.com/episodeList?titleNo=7710", "webtoons:7710", "https://webtoons.com/episodeList?titleNo=7710", nil},
+		{"webtoons list without title_no", "https://www.webtoons.com/en/fantasy/the-salt-cartographer/list", "", "", ErrNotSeriesURL},
+		{"webtoons title_no not a number", "https://www.webtoons.com/en/fantasy/the-salt-cartographer/list?title_no=x", "", "", ErrNotSeriesURL},
+		{"webtoons canvas", "https://www.webtoons.com/en/canvas/a-small-story/list?title_no=7710", "", "", ErrNotSeriesURL},
+		{"webtoons genre page", "https://www.webtoons.com/en/genres/fantasy", "", "", ErrNotSeriesURL},
+
+		{"unknown host", "https://tapas.io/series/abc", "", "", ErrUnknownSite},
 		{"lookalike host", "https://asurascans.com.evil.example/comics/x-7f3k9a2b", "", "", ErrUnknownSite},
 		{"subdomain", "https://cdn.asurascans.com/comics/x-7f3k9a2b", "", "", ErrUnknownSite},
 		{"ftp", "ftp://asurascans.com/comics/x-7f3k9a2b", "", "", ErrBadURL},
@@ -147,7 +179,7 @@ func TestSplitKeyAndHasHost(t *testing.T) {
 
 func TestRegistryEntries(t *testing.T) {
 	t.Parallel()
-	want := map[string]Kind{"asura": Manga, "demonic": Manga, "comix": Manga, "kagane": Manga, "lightnovelworld": Novel, "novelfull": Novel}
+	want := map[string]Kind{"asura": Manga, "demonic": Manga, "comix": Manga, "kagane": Manga, "lightnovelworld": Novel, "mangadex": Manga, "novelfull": Novel, "royalroad": Novel, "webtoons": Manga}
 	got := map[string]Kind{}
 	for _, s := range reg.Sites() {
 		if _, real := want[s.Name]; !real {
@@ -160,7 +192,7 @@ func TestRegistryEntries(t *testing.T) {
 		require.LessOrEqual(t, s.Pace, DefaultPace, s.Name)
 	}
 	require.Equal(t, want, got)
-	_, ok := reg.Lookup("mangadex")
+	_, ok := reg.Lookup("tapas")
 	require.False(t, ok, "an unknown site string is refused")
 
 	kagane, _ := reg.Lookup("kagane")
@@ -169,7 +201,7 @@ func TestRegistryEntries(t *testing.T) {
 	novelfull, _ := reg.Lookup("novelfull")
 	require.NotNil(t, novelfull.Browser)
 	require.True(t, novelfull.Browser.Fallback)
-	for _, name := range []string{"asura", "demonic", "comix", "lightnovelworld"} {
+	for _, name := range []string{"asura", "demonic", "comix", "lightnovelworld", "mangadex", "royalroad", "webtoons"} {
 		s, _ := reg.Lookup(name)
 		require.Nil(t, s.Browser, name)
 	}
@@ -179,6 +211,14 @@ func TestRegistryEntries(t *testing.T) {
 
 // Resolve runs on every PUT: it must stay cheap. The bound is the handful of
 // allocations url.Parse and the key and URL strings need, not a timing.
+// A MangaDex chapter URL names no manga: the refusal says which URL to give.
+func TestMangadexChapterURLAsksForTheTitle(t *testing.T) {
+	t.Parallel()
+	_, err := reg.Resolve("https://mangadex.org/chapter/c0000000-0000-4000-8000-000000000105")
+	require.ErrorIs(t, err, ErrNotSeriesURL)
+	require.Contains(t, err.Error(), "title URL")
+}
+
 func TestResolveAllocations(t *testing.T) {
 	urls := []string{
 		"https://asurascans.com/comics/omniscient-readers-viewpoint-7f3k9a2b/chapter/250",

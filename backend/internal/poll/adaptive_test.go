@@ -461,8 +461,8 @@ func TestBudgets(t *testing.T) {
 	owner := fetch.Settings{Sites: map[string]fetch.SiteSettings{"asura": {Budget: &budget}, "kagane": {Pace: &pace}}}
 	require.Equal(t, Budget{PerHour: 42, Source: BudgetByOwner}, b.Of(owner, asura))
 	require.Equal(t, Budget{PerHour: 360, Source: BudgetByPace}, b.Of(owner, kagane))
-	_, err = NewBudgets(latest.Default(), map[string]int{"mangadex": 10}, nil)
-	require.ErrorContains(t, err, `SITE_BUDGET names "mangadex"`)
+	_, err = NewBudgets(latest.Default(), map[string]int{"tapas": 10}, nil)
+	require.ErrorContains(t, err, `SITE_BUDGET names "tapas"`)
 	_, err = NewBudgets(latest.Default(), map[string]int{"asura": 0}, nil)
 	require.ErrorIs(t, err, schedule.ErrBudget)
 

@@ -131,7 +131,7 @@ func (p *Poller) poll(ctx context.Context, key string, scheduledAt time.Time, sa
 		cond = fetch.Conditional{ETag: ser.PollETag, LastModified: ser.PollLastModified}
 	}
 	start := time.Now()
-	page, err := p.Fetch.FetchSeries(ctx, site, ser.SeriesURL, cond)
+	page, fromFeed, err := p.fetchSeries(ctx, log, site, ser, refetch, cond)
 	took := max(time.Since(start)-page.Waited, 0)
 	next := p.forecast(scheduledAt)
 	if err != nil {
@@ -145,7 +145,50 @@ func (p *Poller) poll(ctx context.Context, key string, scheduledAt time.Time, sa
 		log.DebugContext(ctx, "poll: not modified", "ms", took.Milliseconds())
 		return p.Store.SiteAnswered(ctx, site.Name)
 	}
-	return p.answered(ctx, log, site, ser, page, took, next, refetch)
+	return p.answered(ctx, log, site, ser, page, took, next, refetch, fromFeed)
+}
+
+// fetchSeries fetches what the poll reads: the Site's lighter feed when it
+// has one (PollURL) and the Series needs nothing only the series page gives
+// (a first Latest Chapter, a Cover, a refetch), otherwise the series page.
+// A feed that fails or names no Latest Chapter is followed by the series
+// page, so a Site whose feed is down is still polled; a refusal is not,
+// since the series page would be refused too.
+//
+// fromFeed says the body is the feed's, which answers the Latest Chapter
+// but not what only the series page names (tracker ids).
+func (p *Poller) fetchSeries(ctx context.Context, log *slog.Logger, site *latest.Site, ser store.Series, refetch bool,
+	cond fetch.Conditional) (page fetch.Page, fromFeed bool, err error) {
+	if site.PollURL == nil || ser.CoverAddress == "" || refetch || ser.LatestLabel == "" {
+		page, err = p.Fetch.FetchSeries(ctx, site, ser.SeriesURL, cond)
+		return page, false, err
+	}
+	feedURL, ok := site.PollURL(ser.SeriesURL)
+	if !ok {
+		page, err = p.Fetch.FetchSeries(ctx, site, ser.SeriesURL, cond)
+		return page, false, err
+	}
+	page, err = p.Fetch.FetchSeries(ctx, site, feedURL, cond)
+	var se *fetch.StatusError
+	switch {
+	case err == nil && page.NotModified:
+		return page, true, nil
+	case err == nil:
+		pu, _ := url.Parse(feedURL)
+		_, lerr := site.Latest(page.Body, pu)
+		if lerr == nil || latest.IsBackoffProblem(lerr) {
+			return page, true, nil
+		}
+		log.InfoContext(ctx, "poll: the feed names no Latest Chapter: reading the series page", "problem", problemText(lerr))
+	case errors.As(err, &se) && se.Refused(), errors.Is(err, fetch.ErrPaused), errors.Is(err, context.Canceled):
+		return page, true, err
+	default:
+		log.InfoContext(ctx, "poll: the feed failed: reading the series page", "err", err)
+	}
+	waited := page.Waited
+	page, err = p.Fetch.FetchSeries(ctx, site, ser.SeriesURL, fetch.Conditional{})
+	page.Waited += waited
+	return page, false, err
 }
 
 // forecast is the next poll after one planned at scheduledAt: an interval
@@ -252,19 +295,24 @@ func (p *Poller) backOff(ctx context.Context, log *slog.Logger, site *latest.Sit
 }
 
 // answered asks the registry about a body and stores what it says.
-func (p *Poller) answered(ctx context.Context, log *slog.Logger, site *latest.Site, ser store.Series, page fetch.Page, took time.Duration, next time.Time, refetch bool) error {
+func (p *Poller) answered(ctx context.Context, log *slog.Logger, site *latest.Site, ser store.Series, page fetch.Page, took time.Duration,
+	next time.Time, refetch, fromFeed bool) error {
 	key := ser.Key
 	pu, err := url.Parse(page.URL)
 	if err != nil || page.URL == "" {
 		pu, _ = url.Parse(ser.SeriesURL)
 	}
-	// A Site whose Latest Chapter needs a further body (madara's ajax list)
-	// fetches it through the same pinned, paced fetcher as the page.
-	seriesURL := ser.SeriesURL
+	// A Site that names its Latest Chapter in a further body (LatestOf)
+	// fetches it here, through the same pinned, paced fetcher; a failure of
+	// that fetch is the poll's, as if the series page had failed.
+	pageURL := ""
 	if pu != nil {
-		seriesURL = pu.String()
+		pageURL = pu.String()
 	}
-	newest, lerr := site.LatestFrom(ctx, fetch.Pages(p.Fetch, site), seriesURL, page.Body)
+	newest, lerr := site.LatestChapter(ctx, fetch.Pages(p.Fetch, site), pageURL, page.Body)
+	if lerr != nil && latest.ProblemCode(lerr) == "" {
+		return p.failed(ctx, log, site, key, lerr, took, next)
+	}
 	if lerr != nil && latest.IsBackoffProblem(lerr) {
 		return p.backOff(ctx, log, site, key, problemText(lerr), 0, len(page.Body), took)
 	}
@@ -305,9 +353,9 @@ func (p *Poller) answered(ctx context.Context, log *slog.Logger, site *latest.Si
 	default:
 		log.DebugContext(ctx, "poll: Latest Chapter unchanged", "ms", took.Milliseconds(), "via", page.Via)
 	}
-	if lerr == nil && site.Trackers != nil {
-		// Tracker ids are a courtesy of the page: a failure to keep them
-		// fails nothing else.
+	if lerr == nil && site.Trackers != nil && !fromFeed {
+		// Tracker ids are a courtesy of the page (a feed names none, which
+		// is not their removal): a failure to keep them fails nothing else.
 		if err := p.Store.SetSeriesTrackerIDs(ctx, key, site.Trackers(page.Body, pu)); err != nil {
 			log.WarnContext(ctx, "poll: tracker ids not recorded", "err", err)
 		}

@@ -789,3 +789,51 @@ func TestAFailedFetchIsNamedInWords(t *testing.T) {
 	require.Equal(t, store.PollFailed, got.PollStatus)
 	require.Equal(t, "fetch: Could not reach asurascans.com (DNS lookup failed)", got.PollProblem)
 }
+
+// A Site with a lighter feed (PollURL) is polled there once the Series has
+// its Cover and a Latest Chapter; a feed that fails, or names no Latest
+// Chapter, is followed by the series page in the same poll.
+func TestPollReadsTheFeedOnceTheSeriesHasItsFacts(t *testing.T) {
+	t.Parallel()
+	e := newPollEnv(t, time.Hour)
+	site := e.newSite()
+	site.PollURL = func(seriesURL string) (string, bool) { return seriesURL + "/feed", true }
+	ser := e.hold(site, "feedy", 1)
+	ctx := context.Background()
+	feed := ser.SeriesURL + "/feed"
+	e.fetch.set(ser.SeriesURL, seriesBody("Feedy", "https://cdn.covers.example/f.png", 10), nil)
+	e.fetch.set(feed, seriesBody("", "", 11), nil)
+
+	// The first poll needs the Cover and the first Latest Chapter: the page.
+	require.NoError(t, e.poller.Poll(ctx, ser.Key, time.Time{}))
+	require.Equal(t, 1, e.fetch.count(ser.SeriesURL))
+	require.Zero(t, e.fetch.count(feed))
+	require.Equal(t, "Chapter 10", e.series(ser.Key).LatestLabel)
+	e.exec(`UPDATE series SET cover_address = $2, cover_type = 'image/png' WHERE key = $1`, ser.Key, strings.Repeat("ab", 32))
+
+	// Then the feed alone.
+	require.NoError(t, e.poller.Poll(ctx, ser.Key, time.Time{}))
+	require.Equal(t, 1, e.fetch.count(ser.SeriesURL), "the series page is not read again")
+	require.Equal(t, 1, e.fetch.count(feed))
+	got := e.series(ser.Key)
+	require.Equal(t, "Chapter 11", got.LatestLabel)
+	require.Equal(t, "Feedy", got.Title, "a feed without a title keeps the title")
+
+	// A feed that answers with no chapter: the page is read after it.
+	e.fetch.set(feed, []byte("<html><body>maintenance</body></html>"), nil)
+	e.fetch.set(ser.SeriesURL, seriesBody("Feedy", "https://cdn.covers.example/f.png", 12), nil)
+	require.NoError(t, e.poller.Poll(ctx, ser.Key, time.Time{}))
+	require.Equal(t, 2, e.fetch.count(feed))
+	require.Equal(t, 2, e.fetch.count(ser.SeriesURL))
+	require.Equal(t, "Chapter 12", e.series(ser.Key).LatestLabel)
+
+	// A feed that fails (a 404): the same.
+	e.fetch.set(feed, nil, &fetch.StatusError{Status: 404, URL: feed})
+	e.fetch.set(ser.SeriesURL, seriesBody("Feedy", "https://cdn.covers.example/f.png", 13), nil)
+	require.NoError(t, e.poller.Poll(ctx, ser.Key, time.Time{}))
+	require.Equal(t, 3, e.fetch.count(feed))
+	require.Equal(t, 3, e.fetch.count(ser.SeriesURL))
+	got = e.series(ser.Key)
+	require.Equal(t, "Chapter 13", got.LatestLabel)
+	require.Equal(t, store.PollOK, got.PollStatus)
+}

@@ -207,7 +207,7 @@ func TestImportIntoAnotherDeployment(t *testing.T) {
 const urlList = `# my list
 https://asurascans.com/comics/omniscient-reader-9f8e7d6c	Chapter 200
 https://asurascans.com/comics/nano-machine-aa11bb22  Chapter 150
-https://mangadex.org/title/5c1f0f3b/some-manga  Chapter 3
+https://tapas.io/series/some-manga  Chapter 3
 https://asurascans.com/comics/omniscient-reader-0a0b0c0d   Chapter 212.5
 
 not a url at all
@@ -230,7 +230,7 @@ func TestURLListImport(t *testing.T) {
 	require.False(t, rep.Applied)
 	require.Equal(t, []int{4, 7, 10}, errLines(rep), "each bad line is named: %+v", rep.Errors)
 	require.Contains(t, rep.Errors[0].Error, "not a page of a supported Site")
-	require.Contains(t, rep.Errors[0].Input, "mangadex.org")
+	require.Contains(t, rep.Errors[0].Input, "tapas.io")
 	require.Contains(t, rep.Errors[1].Error, "not an absolute http(s) URL")
 	require.Contains(t, rep.Errors[2].Error, "not a series or chapter page")
 	require.Equal(t, 1, b.count(`SELECT count(*) FROM bookmarks WHERE reader_id = $1`, erin), "nothing was imported")
@@ -291,7 +291,7 @@ func errLines(rep portability.Report) []int {
 const kenmeiCSV = "\ufeff" + `title,status,score,series_url,last_volume_read,last_chapter_read,last_read_at,notes
 "Solo Leveling, Ragnarok",reading,9,https://asurascans.com/comics/solo-leveling-ragnarok-12ab34cd,,45,2024-11-02 18:04:11 UTC,
 "The ""Greatest"" Estate Developer",reading,8,https://asuracomic.net/series/the-greatest-estate-developer-7c7c7c7c,,120.5,2024-10-01T08:00:00Z,"great, really"
-Unknown Site Manga,reading,0,https://mangadex.org/title/abc,,10,,
+Unknown Site Manga,reading,0,https://tapas.io/series/abc,,10,,
 No URL Manga,plan_to_read,0,,,0,,
 "Solo Leveling, Ragnarok",reading,9,https://asurascans.com/comics/solo-leveling-ragnarok-99zz88yy,,47,2024-11-09 10:00:00 UTC,
 Reverend Insanity,completed,10,https://novelfull.com/reverend-insanity.html,,0,,
@@ -307,7 +307,7 @@ func TestKenmeiImport(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, rep.Refused)
 	require.Equal(t, []int{4, 5}, errLines(rep))
-	require.Contains(t, rep.Errors[0].Error, "mangadex.org")
+	require.Contains(t, rep.Errors[0].Error, "tapas.io")
 	require.Contains(t, rep.Errors[1].Error, "no series URL")
 	require.Zero(t, b.count(`SELECT count(*) FROM bookmarks`))
 

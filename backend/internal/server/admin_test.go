@@ -14,6 +14,7 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/apptest"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/imagetype/imagetest"
+	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/pgtest"
 	"github.com/lectern-reader/lectern/backend/internal/server"
 	"github.com/lectern-reader/lectern/backend/internal/store"
@@ -43,7 +44,7 @@ func TestOwnerSeesABackOffAndResumesTheSite(t *testing.T) {
 	})
 
 	st := status(t, b, owner)
-	require.Len(t, st.Sites, 6)
+	require.Len(t, st.Sites, len(latest.Default().Sites()))
 	comix := siteOf(st, "comix")
 	require.Equal(t, 1, comix.Refusals)
 	require.True(t, strings.HasPrefix(comix.LastProblem, "challenge"), comix.LastProblem)
@@ -69,7 +70,7 @@ func TestOwnerSeesABackOffAndResumesTheSite(t *testing.T) {
 	require.False(t, siteOf(status(t, b, owner), "comix").Paused)
 	require.Equal(t, 2, b.Net.Hits(ref.SeriesURL))
 
-	require.Equal(t, http.StatusNotFound, b.Do("POST", "/api/admin/sites/mangadex/resume", owner, nil).Code)
+	require.Equal(t, http.StatusNotFound, b.Do("POST", "/api/admin/sites/tapas/resume", owner, nil).Code)
 }
 
 func TestOwnerPollsNowAndRefetchesTheCover(t *testing.T) {
@@ -130,9 +131,9 @@ func TestOwnerPollsNowAndRefetchesTheCover(t *testing.T) {
 func TestSitePaceMustNameSites(t *testing.T) {
 	t.Parallel()
 	st := store.New(pgtest.New(t))
-	cfg := config.Config{PublicBaseURL: testBase, DataDir: t.TempDir(), SitePace: "asura=1s,mangadex=2s"}
+	cfg := config.Config{PublicBaseURL: testBase, DataDir: t.TempDir(), SitePace: "asura=1s,tapas=2s"}
 	_, err := server.New(context.Background(), server.Deps{Config: cfg, Store: st, Logger: slog.New(slog.DiscardHandler)})
-	require.ErrorContains(t, err, `SITE_PACE names "mangadex"`)
+	require.ErrorContains(t, err, `SITE_PACE names "tapas"`)
 	cfg.SitePace = "asura=1s,kagane=250ms"
 	_, err = server.New(context.Background(), server.Deps{Config: cfg, Store: st, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)

@@ -232,9 +232,9 @@ func TestSiteControlsRefuseBadInput(t *testing.T) {
 		code         int
 		msg          string
 	}{
-		{"PUT", "/api/admin/sites/mangadex", map[string]any{"pace_ms": 1000}, http.StatusNotFound, `no Site "mangadex"`},
-		{"POST", "/api/admin/sites/mangadex/pause", nil, http.StatusNotFound, `unknown site "mangadex"`},
-		{"POST", "/api/admin/sites/mangadex/resume", nil, http.StatusNotFound, `unknown site "mangadex"`},
+		{"PUT", "/api/admin/sites/tapas", map[string]any{"pace_ms": 1000}, http.StatusNotFound, `no Site "tapas"`},
+		{"POST", "/api/admin/sites/tapas/pause", nil, http.StatusNotFound, `unknown site "tapas"`},
+		{"POST", "/api/admin/sites/tapas/resume", nil, http.StatusNotFound, `unknown site "tapas"`},
 		{"PUT", "/api/admin/sites/asura", map[string]any{}, http.StatusUnprocessableEntity, "nothing to change"},
 		{"PUT", "/api/admin/sites/asura", map[string]any{"hosts": []string{"x.example"}}, http.StatusUnprocessableEntity, "asura is a built-in Site: its hosts and options are not the Owner's to change"},
 		{"PUT", "/api/admin/sites/asura", map[string]any{"pace_ms": -1}, http.StatusUnprocessableEntity, "pace_ms must be a whole number of milliseconds from 0 to 86400000"},

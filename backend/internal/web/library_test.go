@@ -87,7 +87,7 @@ func TestLibrarySortsFiltersAndCounts(t *testing.T) {
 	require.Equal(t, "demonic", r.Doc.Find(`select[name="site"] option[selected]`).AttrOr("value", ""))
 	var sites []string
 	r.Doc.Find(`select[name="site"] option`).Each(func(_ int, s *goquery.Selection) { sites = append(sites, s.AttrOr("value", "")) })
-	require.Equal(t, []string{"", "asura", "comix", "demonic", "kagane"}, sites, "the manga Library's Sites")
+	require.Equal(t, []string{"", "asura", "comix", "demonic", "kagane", "mangadex", "webtoons"}, sites, "the manga Library's Sites")
 
 	r = c.Get("/library/manga?q=LEVEL")
 	require.Equal(t, []string{"Solo Leveling"}, cardTitles(r), "case-insensitive title filter")
@@ -103,7 +103,7 @@ func TestLibrarySortsFiltersAndCounts(t *testing.T) {
 	require.Equal(t, []string{"Shadow Slave"}, cardTitles(r))
 	var novelSites []string
 	r.Doc.Find(`select[name="site"] option`).Each(func(_ int, s *goquery.Selection) { novelSites = append(novelSites, s.AttrOr("value", "")) })
-	require.Equal(t, []string{"", "lightnovelworld", "novelfull"}, novelSites)
+	require.Equal(t, []string{"", "lightnovelworld", "novelfull", "royalroad"}, novelSites)
 }
 
 func TestLibraryShowsWhatTheAPIShows(t *testing.T) {

@@ -176,7 +176,7 @@ func TestOwnerPollActions(t *testing.T) {
 	require.Equal(t, "/owner/sites?msg=site-resumed", r.Location())
 	require.Zero(t, b.Count(`SELECT count(*) FROM site_state WHERE paused_until > now()`))
 	require.Equal(t, 1, b.Count(`SELECT count(*) FROM river_job WHERE kind = 'plan_polls'`))
-	require.Equal(t, http.StatusNotFound, oc.PostForm("/owner/sites", "/owner/sites/mangadex/resume", nil).Code)
+	require.Equal(t, http.StatusNotFound, oc.PostForm("/owner/sites", "/owner/sites/tapas/resume", nil).Code)
 
 	// Retry and cancel through River: a discarded job runs again, a
 	// retrying one is cancelled.
@@ -332,8 +332,8 @@ func TestOwnerSiteControlsFromTheConsole(t *testing.T) {
 		require.Equal(t, http.StatusUnprocessableEntity, r.Code, "%+v: %s", tc, r.Body)
 		require.Contains(t, text(r, `[data-testid="error-message"]`), tc.msg)
 	}
-	require.Equal(t, http.StatusNotFound, oc.PostForm("/owner/sites", "/owner/sites/mangadex/settings", url.Values{"pace": {"1s"}}).Code)
-	require.Equal(t, http.StatusNotFound, oc.PostForm("/owner/sites", "/owner/sites/mangadex/pause", nil).Code)
+	require.Equal(t, http.StatusNotFound, oc.PostForm("/owner/sites", "/owner/sites/tapas/settings", url.Values{"pace": {"1s"}}).Code)
+	require.Equal(t, http.StatusNotFound, oc.PostForm("/owner/sites", "/owner/sites/tapas/pause", nil).Code)
 
 	// All background work: paused and resumed; demonic's own pause stays.
 	r = oc.PostForm("/owner/sites", "/owner/pause", nil)

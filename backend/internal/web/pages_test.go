@@ -254,7 +254,7 @@ func TestBadInputGetsAClear4xxPage(t *testing.T) {
 		{"/nothing/here", 404, "no page at /nothing/here"},
 		{"/library/comics", 404, "two Libraries"},
 		{"/library/manga?sort=random", 400, "Sort by unread, updated or title"},
-		{"/library/manga?site=mangadex", 400, "no Site called “mangadex”"},
+		{"/library/manga?site=tapas", 400, "no Site called “tapas”"},
 		{"/library/manga?site=novelfull", 400, "no Site called “novelfull” in the manga Library"},
 		{"/library/manga?q=" + strings.Repeat("x", 201), 400, "at most 200 characters"},
 		{"/series/nokey", 400, "site:slug"},

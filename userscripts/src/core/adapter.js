@@ -7,7 +7,8 @@
 //   page.url    a URL object for location.href
 //   page.title  document.title
 //   page.text(selector)  collapsed text of the first match, or ''
-//   page.link(selector)  the absolute href of the first match, or ''
+//   page.link(selector)  the absolute address the first matching link points
+//                        to, or ''
 
 import { chapterInText, numberFrom, parseChapterNumber } from './chapter.js';
 import { clean } from './util.js';
@@ -36,9 +37,10 @@ export function defineSite(spec) {
       chapter: Object.freeze([...(spec.seriesTitleSelectors?.chapter || [])]),
     }),
     titleFromURL: spec.titleFromURL || null,
-    // seriesLinkSelectors find the link to the Series on a chapter page whose
-    // URL names no Series (a theme that puts chapters at the site's root):
-    // that link is what /api/resolve is asked about.
+    // seriesLinkSelectors, on a chapter page whose URL names no Series (a
+    // theme that puts chapters at the site's root, MangaDex's /chapter/<uuid>),
+    // find the link to the Series' page: the server resolves that address
+    // instead of the page's own.
     seriesLinkSelectors: Object.freeze([...(spec.seriesLinkSelectors || [])]),
   });
 }
@@ -59,21 +61,49 @@ export function pathParts(url) {
 //   chapter  { label, number (or null), url } on a chapter page whose chapter
 //            could be read, else null
 //   title    the Series title as the page shows it, or ''
-//   resolveURL  the URL to ask /api/resolve about: the page's own, or on a
-//            chapter page of a theme that puts chapters at the root, the link
-//            to its Series the page carries ('' when it carries none)
+//   seriesURL  on a chapter page, the Series page its link points to (on the
+//            Site's hosts), else ''
+//   resolveURL  the URL to ask /api/resolve about: the page's own, or the
+//            Series link where the page carries one, or '' on a chapter page
+//            of a theme that puts chapters at the root and carries none
 export function readPage(site, page) {
   const c = site.classify(page.url) || { kind: 'other' };
   const kind = c.kind === 'series' || c.kind === 'chapter' ? c.kind : 'other';
-  const out = { kind, chapter: null, title: '', resolveURL: page.url.href };
+  const out = { kind, chapter: null, title: '', seriesURL: '', resolveURL: page.url.href };
   if (kind === 'other') return out;
-  if (kind === 'chapter') out.chapter = readChapter(site, page, numberFrom(c.number));
-  if (kind === 'chapter' && c.seriesFromPage) out.resolveURL = seriesLink(site, page);
+  if (kind === 'chapter') {
+    out.chapter = readChapter(site, page, numberFrom(c.number), c.url);
+    out.seriesURL = readSeriesLink(site, page);
+    if (out.seriesURL || c.seriesFromPage) out.resolveURL = out.seriesURL;
+  }
   out.title = readSeriesTitle(site, page, kind);
   return out;
 }
 
-function readChapter(site, page, urlNumber) {
+function readSeriesLink(site, page) {
+  if (typeof page.link !== 'function') return '';
+  for (const sel of site.seriesLinkSelectors) {
+    const href = page.link(sel);
+    if (href === '') continue;
+    let u;
+    try {
+      u = new URL(href, page.url.href);
+    } catch {
+      continue;
+    }
+    const host = u.hostname.toLowerCase().replace(/^www\./, '');
+    if (u.protocol === 'https:' && site.hosts.includes(host) && site.classify(u).kind === 'series') {
+      u.hash = '';
+      return u.href;
+    }
+  }
+  return '';
+}
+
+// readChapter reads the chapter a page shows; canonical, when the adapter's
+// classify gives one, is the chapter's address without a page part
+// (/chapter/<id>/3 is page 3 of /chapter/<id>).
+function readChapter(site, page, urlNumber, canonical) {
   let label = '';
   let unnumbered = '';
   for (const sel of site.chapterSelectors) {
@@ -98,24 +128,9 @@ function readChapter(site, page, urlNumber) {
   }
   if (label === '') label = unnumbered;
   if (label === '') return null;
-  const u = new URL(page.url.href);
+  const u = new URL(canonical || page.url.href);
   u.hash = '';
   return { label, number, url: u.href };
-}
-
-function seriesLink(site, page) {
-  for (const sel of site.seriesLinkSelectors) {
-    const href = typeof page.link === 'function' ? page.link(sel) : '';
-    if (!href) continue;
-    try {
-      const u = new URL(href, page.url.href);
-      // Only a page of this Site: the panel never asks about a foreign URL.
-      if (siteForHost([site], u.hostname) === site) return u.href;
-    } catch {
-      // not a URL: try the next selector
-    }
-  }
-  return '';
 }
 
 const separators = /\s+[|\-–—·•]\s+/;

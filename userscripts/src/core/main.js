@@ -101,6 +101,8 @@ export function start({ script, version, library, baseURL, sites, ...env }) {
     }
     if (state.refFor === state.href && (state.ref || (state.refError && state.refError.code === 'unknown-page'))) return;
     try {
+      // A chapter URL that names no Series (a root chapter of a theme,
+      // MangaDex) is resolved through the Series link the page shows.
       state.ref = await client.resolve(state.page.resolveURL || state.href);
       state.refError = null;
     } catch (err) {
