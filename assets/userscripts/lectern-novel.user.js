@@ -778,14 +778,6 @@ function pageFromDocument(doc, href) {
         return '';
       }
     },
-    link(selector) {
-      try {
-        const el = doc.querySelector(selector);
-        return el && typeof el.href === 'string' ? el.href : '';
-      } catch {
-        return '';
-      }
-    },
   };
 }
 return { pageFromDocument };

@@ -83,9 +83,14 @@ func TestProbeURLReadsMangadexThroughItsAPI(t *testing.T) {
 	require.Equal(t, "The Lantern Keeper's Apprentice", r["title"])
 	require.Equal(t, "Chapter 10.5 - Side Story", r["latest_chapter"].(map[string]any)["label"])
 	require.Empty(t, r["problem"])
+	require.NotEmpty(t, r["chapters"], "the chapters answer walks the feed")
+	// The record, then the feed: once for the Latest Chapter as the Poll reads
+	// it, and again (another page of it) for the whole chapter list.
 	var hosts []string
 	for _, req := range n.Requests() {
-		hosts = append(hosts, req.Host+req.Path)
+		if len(hosts) == 0 || hosts[len(hosts)-1] != req.Host+req.Path {
+			hosts = append(hosts, req.Host+req.Path)
+		}
 		require.Equal(t, "ProbeTest/1 (+https://example.org)", req.Header.Get("User-Agent"))
 	}
 	require.Equal(t, []string{"api.mangadex.org/manga/" + id, "api.mangadex.org/manga/" + id + "/feed"}, hosts, "the API, never the title page")

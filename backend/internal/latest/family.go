@@ -1,7 +1,6 @@
 package latest
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/url"

@@ -26,13 +26,5 @@ export function pageFromDocument(doc, href) {
         return '';
       }
     },
-    link(selector) {
-      try {
-        const el = doc.querySelector(selector);
-        return el && typeof el.href === 'string' ? el.href : '';
-      } catch {
-        return '';
-      }
-    },
   };
 }
