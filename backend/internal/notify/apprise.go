@@ -390,13 +390,16 @@ func (e Endpoint) format(masked bool) string {
 	q := ""
 	if e.Query != "" {
 		q = "?" + e.Query
-		if vals, _ := url.ParseQuery(e.Query); masked && (vals.Has("auth") || vals.Has("token")) {
-			for _, k := range []string{"auth", "token"} {
-				if vals.Has(k) {
-					vals.Set(k, mask(vals.Get(k)))
+		if masked {
+			// Cut by hand rather than re-encoded: "…" stays readable, and
+			// the rest of the query stays as written.
+			pairs := strings.Split(e.Query, "&")
+			for i, p := range pairs {
+				if k, v, ok := strings.Cut(p, "="); ok && (strings.EqualFold(k, "auth") || strings.EqualFold(k, "token")) {
+					pairs[i] = k + "=" + mask(v)
 				}
 			}
-			q = "?" + vals.Encode()
+			q = "?" + strings.Join(pairs, "&")
 		}
 	}
 	cred := func() string {

@@ -48,7 +48,7 @@ func TestParseAppriseValid(t *testing.T) {
 			notify.Endpoint{Service: "ntfy", Host: "ntfy.sh", ID: "my-chapters"}, "ntfys://ntfy.sh/my-chapters", "ntfys://ntfy.sh/my-chapters", false},
 		{"ntfys://push.example.net/ntfy/my_topic?auth=tk_abcdefghijk",
 			notify.Endpoint{Service: "ntfy", Host: "push.example.net", Path: "/ntfy", ID: "my_topic", Query: "auth=tk_abcdefghijk"},
-			"ntfys://push.example.net/ntfy/my_topic?auth=tk_abcdefghijk", "ntfys://push.example.net/ntfy/my_topic?auth=tk_a%E2%80%A6", true},
+			"ntfys://push.example.net/ntfy/my_topic?auth=tk_abcdefghijk", "ntfys://push.example.net/ntfy/my_topic?auth=tk_a…", true},
 		{"ntfys://tk_abcdefghijkl@push.example.net/topic",
 			notify.Endpoint{Service: "ntfy", Host: "push.example.net", Token: "tk_abcdefghijkl", ID: "topic"}, "", "ntfys://tk_a…@push.example.net/topic", true},
 		{"jsons://hooks.example.com/x/y?token=1",

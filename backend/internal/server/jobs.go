@@ -262,7 +262,7 @@ func (j *jobs) addWorkers(d Deps, workers *river.Workers, seams *Seams) error {
 		Images: tree.Gate, Browser: images, MaxBytes: tree.Gate.MaxBytes(),
 		Pacer: tree.Pacer, Policy: tree.Policy, Logger: d.Logger,
 	}})
-	newNotifier(d).AddWorkers(workers)
+	newNotifier(d, j.trackers.Box).AddWorkers(workers)
 	river.AddWorker(workers, &tracker.SyncWorker{S: j.trackers})
 	return nil
 }

@@ -230,27 +230,21 @@ func (s *Store) SetDigestSent(ctx context.Context, targetID int64, at time.Time)
 // SetMute mutes or unmutes a Series for a Reader's notifications; muting
 // drops the Series' pending deliveries too.
 func (s *Store) SetMute(ctx context.Context, readerID int64, seriesKey string, muted bool) error {
+	var held bool
+	if err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM bookmarks WHERE reader_id = $1 AND series_key = $2)`, readerID, seriesKey).Scan(&held); err != nil {
+		return fmt.Errorf("mute %s: %w", seriesKey, err)
+	}
+	if !held {
+		return ErrNotFound
+	}
 	if !muted {
 		if _, err := s.db.Exec(ctx, `DELETE FROM notify_mutes WHERE reader_id = $1 AND series_key = $2`, readerID, seriesKey); err != nil {
 			return fmt.Errorf("unmute %s: %w", seriesKey, err)
 		}
 		return nil
 	}
-	tag, err := s.db.Exec(ctx, `
-		INSERT INTO notify_mutes (reader_id, series_key)
-		SELECT reader_id, series_key FROM bookmarks WHERE reader_id = $1 AND series_key = $2
-		ON CONFLICT DO NOTHING`, readerID, seriesKey)
-	if err != nil {
+	if _, err := s.db.Exec(ctx, `INSERT INTO notify_mutes (reader_id, series_key) VALUES ($1, $2) ON CONFLICT DO NOTHING`, readerID, seriesKey); err != nil {
 		return fmt.Errorf("mute %s: %w", seriesKey, err)
-	}
-	if tag.RowsAffected() == 0 {
-		var n int
-		if err := s.db.QueryRow(ctx, `SELECT count(*) FROM bookmarks WHERE reader_id = $1 AND series_key = $2`, readerID, seriesKey).Scan(&n); err != nil {
-			return fmt.Errorf("mute %s: %w", seriesKey, err)
-		}
-		if n == 0 {
-			return ErrNotFound
-		}
 	}
 	if _, err := s.db.Exec(ctx, `
 		DELETE FROM notify_deliveries d USING latest_chapter_history h

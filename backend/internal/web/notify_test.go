@@ -4,18 +4,22 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-reader/lectern/backend/internal/apptest"
+	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/fakenet"
+	"github.com/lectern-reader/lectern/backend/internal/secretbox"
 )
 
 // setupWithHooks is setup with hooks.test and ntfy.test answering on the
 // fake network, and internal.test resolving to a private address.
 func setupWithHooks(t *testing.T) (*testBundle, *fakenet.Net) {
 	t.Helper()
-	b := setup(t)
+	b := setup(t, apptest.Options{Config: func(c *config.Config) { c.SecretKey = secretbox.NewKey() }})
 	for _, h := range []string{"hooks.test", "ntfy.test"} {
 		b.Net.HandleHost(h, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	}
@@ -42,7 +46,7 @@ func TestNotificationTargetsAndSendTest(t *testing.T) {
 	// Refused at save time, with the reason, and the form refilled.
 	r := c.PostForm("/settings", "/settings/notify", url.Values{"kind": {"webhook"}, "url": {"http://hooks.test/x"}})
 	require.Equal(t, http.StatusUnprocessableEntity, r.Code)
-	require.Contains(t, text(r, `[data-testid="target-form-error"]`), "only https")
+	require.Contains(t, text(r, `[data-testid="target-form-error"]`), "plain http is refused")
 	require.Equal(t, "http://hooks.test/x", r.Doc.Find(`#target-url`).AttrOr("value", ""))
 	r = c.PostForm("/settings", "/settings/notify", url.Values{"kind": {"webhook"}, "url": {"https://192.168.1.10/hook"}})
 	require.Equal(t, http.StatusUnprocessableEntity, r.Code)
@@ -50,15 +54,22 @@ func TestNotificationTargetsAndSendTest(t *testing.T) {
 
 	r = c.PostForm("/settings", "/settings/notify", url.Values{"kind": {"ntfy"}, "url": {"https://ntfy.test/ann-news?auth=tk_hidden"}})
 	require.Equal(t, http.StatusSeeOther, r.Code, r.Body)
-	r = c.PostForm("/settings", "/settings/notify", url.Values{"kind": {"webhook"}, "url": {"https://internal.test/hook"}})
-	require.Equal(t, http.StatusSeeOther, r.Code, "a name is accepted at save time; the gate judges its address at send time")
+	r = c.PostForm("/settings", "/settings/notify", url.Values{"kind": {"apprise"}, "url": {"jsons://internal.test/hook"}, "mode": {"threshold"}, "threshold": {"4"}})
+	require.Equal(t, http.StatusOK, r.Code, "a name is accepted at save time; the gate judges its address at send time")
+	secret := text(r, `[data-testid="signing-secret"] code`)
+	require.True(t, strings.HasPrefix(secret, "whsec_"), "a signed webhook's secret is shown once: %q", secret)
+	r = c.PostForm("/settings", "/settings/notify", url.Values{"kind": {"apprise"}, "url": {"json://hooks.test/x"}})
+	require.Equal(t, http.StatusUnprocessableEntity, r.Code)
+	require.Contains(t, text(r, `[data-testid="target-form-error"]`), "use jsons://")
 
 	settings := c.Get("/settings?msg=target-added")
 	require.Contains(t, text(settings, `[data-testid="flash"]`), "target added")
 	rows := settings.Doc.Find(`[data-testid="target-row"]`)
 	require.Equal(t, 2, rows.Length())
-	require.Contains(t, rows.First().Text(), "https://ntfy.test/ann-news?…")
+	require.Contains(t, rows.First().Text(), "ntfys://ntfy.test/ann-news?auth=tk_h…")
 	require.NotContains(t, settings.Body, "tk_hidden", "tokens in target URLs are not shown again")
+	require.NotContains(t, settings.Body, secret, "nor the signing secret")
+	require.Contains(t, rows.Eq(1).Text(), "once 4 chapters wait")
 
 	// Send test: arrives at the stub through the gate.
 	testPath, ok := rows.First().Find(`form[action$="/test"]`).Attr("action")
@@ -66,6 +77,7 @@ func TestNotificationTargetsAndSendTest(t *testing.T) {
 	r = c.PostForm("/settings", testPath, nil)
 	require.Equal(t, http.StatusOK, r.Code)
 	require.Contains(t, text(r, `[data-testid="test-result"]`), "Test sent")
+	require.Contains(t, text(r, `[data-testid="test-result"]`), "The service answered 200", "with the service's answer")
 	require.Equal(t, []string{"/"}, paths(hooks), "ntfy is published to the server's root")
 
 	// To a private address: refused, nothing arrives, and the page says why.
