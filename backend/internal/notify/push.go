@@ -67,6 +67,9 @@ type Message struct {
 	Events     []store.ChapterEvent // oldest first
 	// Test marks the "send test" button's message.
 	Test bool
+	// Alert, when set, makes this an Owner alert (or its recovery notice)
+	// instead of news of chapters.
+	Alert *Notice
 }
 
 // ErrPermanent is matched (errors.Is) by a failure that retrying the same
@@ -100,6 +103,13 @@ func (s *Sender) messageID(t store.Target, msg Message) string {
 	if msg.Test {
 		return "test-" + strconv.FormatInt(s.now().UnixNano(), 36)
 	}
+	if a := msg.Alert; a != nil {
+		// One id per raising and per recovery of an alert, the same on a
+		// resend.
+		h := sha256.New()
+		fmt.Fprintf(h, "%d/%s/%v/%v", t.ID, a.Alert.Key, a.Alert.RaisedAt, a.Recovered)
+		return "alert-" + hex.EncodeToString(h.Sum(nil)[:12])
+	}
 	return DeliveryID(t.ID, msg.Events)
 }
 
@@ -111,6 +121,13 @@ const maxText = 1800
 func (s *Sender) summary(msg Message) (title, text, click string) {
 	if msg.Test {
 		return "Lectern test", "Notifications from Lectern reach you here. New chapters of your Bookmarks will arrive like this.", s.BaseURL + "/settings"
+	}
+	if a := msg.Alert; a != nil {
+		text = a.Alert.Message
+		if a.Recovered {
+			text = "Resolved. It was: " + a.Alert.Message
+		}
+		return AlertTitle(*a), text, s.BaseURL + "/owner/sites"
 	}
 	click = s.BaseURL + "/library/manga"
 	if len(msg.Events) == 1 {
@@ -191,8 +208,13 @@ func (s *Sender) Webhook(id string, msg Message) WebhookBody {
 	b := WebhookBody{Version: WebhookVersion, Type: "new_chapters", ID: id, SentAt: s.now().UTC(),
 		Reader: msg.ReaderName, Chapters: []WebhookChapter{},
 		Title: title, Message: text, Text: title + "\n" + text, Content: title + "\n" + text}
-	if msg.Test {
+	switch {
+	case msg.Test:
 		b.Type = "test"
+	case msg.Alert != nil && msg.Alert.Recovered:
+		b.Type = "owner_recovery"
+	case msg.Alert != nil:
+		b.Type = "owner_alert"
 	}
 	for _, e := range msg.Events {
 		b.Chapters = append(b.Chapters, WebhookChapter{

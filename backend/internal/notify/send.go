@@ -249,7 +249,7 @@ const lecternColor = 0x3b6ea5
 
 func (s *Sender) discord(msg Message) discordMessage {
 	m := discordMessage{Username: "Lectern", Embeds: []discordEmbed{}, AllowedMentions: map[string]any{"parse": []string{}}}
-	if msg.Test {
+	if msg.Test || msg.Alert != nil {
 		title, text, click := s.summary(msg)
 		m.Embeds = append(m.Embeds, discordEmbed{Title: title, URL: click, Description: text, Color: lecternColor})
 		return m
@@ -337,7 +337,7 @@ func (s *Sender) matrix(msg Message) matrixMessage {
 	title, text, click := s.summary(msg)
 	var b strings.Builder
 	fmt.Fprintf(&b, `<p><strong><a href="%s">%s</a></strong></p>`, html.EscapeString(click), html.EscapeString(title))
-	if len(msg.Events) > 1 || msg.Test {
+	if len(msg.Events) > 1 || msg.Test || msg.Alert != nil {
 		b.WriteString("<ul>")
 		for _, line := range strings.Split(text, "\n") {
 			fmt.Fprintf(&b, "<li>%s</li>", html.EscapeString(line))

@@ -220,10 +220,11 @@ func newRiverClient(d Deps, workers *river.Workers, working bool, periodic []*ri
 }
 
 // periodicJobs are the replica's periodic jobs, run by the elected leader:
-// the Poll's plan, the notifications' scan and, with an archive, its sweep
+// the Poll's plan, the notifications' scan, the Owner alerts' watch and,
+// with an archive, its sweep
 // (ARCHIVE_SWEEP; 0 turns it off).
 func (j *jobs) periodicJobs(cfg config.Config) []*river.PeriodicJob {
-	out := []*river.PeriodicJob{poll.PeriodicPlan(j.planEvery()), notify.PeriodicScan(notify.ScanInterval)}
+	out := []*river.PeriodicJob{poll.PeriodicPlan(j.planEvery()), notify.PeriodicScan(notify.ScanInterval), notify.PeriodicWatch(notify.WatchInterval)}
 	if cfg.ArchiveDir != "" && cfg.ArchiveSweep > 0 {
 		out = append(out, archive.PeriodicSweep(cfg.ArchiveSweep))
 	}
@@ -263,6 +264,7 @@ func (j *jobs) addWorkers(d Deps, workers *river.Workers, seams *Seams) error {
 		Pacer: tree.Pacer, Policy: tree.Policy, Logger: d.Logger,
 	}})
 	newNotifier(d, j.trackers.Box).AddWorkers(workers)
+	river.AddWorker(workers, &notify.WatchWorker{W: newWatch(d, j.trackers.Box)})
 	river.AddWorker(workers, &tracker.SyncWorker{S: j.trackers})
 	return nil
 }

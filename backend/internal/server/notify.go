@@ -36,3 +36,24 @@ func newNotifier(d Deps, box *secretbox.Box) *notify.Notifier {
 		Logger: d.Logger,
 	}
 }
+
+// newWatch is the Owner alerts' watch: the Sites' polls, their back-off,
+// the queue and the volumes of DATA_DIR and the stores under it, told to
+// the Owner's own targets.
+func newWatch(d Deps, box *secretbox.Box) *notify.Watch {
+	cfg := d.Config
+	var disks []notify.Disk
+	seen := map[string]bool{}
+	for _, dir := range []struct{ name, path string }{{"DATA_DIR", cfg.DataDir}, {"COVER_DIR", cfg.CoverDir}, {"ARCHIVE_DIR", cfg.ArchiveDir}} {
+		if dir.path != "" && !seen[dir.path] {
+			seen[dir.path] = true
+			disks = append(disks, notify.Disk{Name: dir.name, Path: dir.path})
+		}
+	}
+	return &notify.Watch{
+		Store:  d.Store,
+		Sender: &notify.Sender{HTTP: notifyGate(d), BaseURL: cfg.PublicBaseURL, Box: box},
+		Logger: d.Logger,
+		Disks:  disks,
+	}
+}

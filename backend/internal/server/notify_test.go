@@ -62,8 +62,8 @@ func TestNotifyJobsRunOnTheReplicasClient(t *testing.T) {
 	}
 	newNotifier(d, nil).AddWorkers(workers)
 	rc.PeriodicJobs = (&jobs{interval: time.Hour}).periodicJobs(config.Config{})
-	require.Len(t, rc.PeriodicJobs, 2, "the notifications' scan runs beside the Poll's plan")
-	require.Len(t, (&jobs{interval: time.Hour}).periodicJobs(config.Config{ArchiveDir: t.TempDir(), ArchiveSweep: 24 * time.Hour}), 3,
+	require.Len(t, rc.PeriodicJobs, 3, "the notifications' scan and the Owner alerts' watch run beside the Poll's plan")
+	require.Len(t, (&jobs{interval: time.Hour}).periodicJobs(config.Config{ArchiveDir: t.TempDir(), ArchiveSweep: 24 * time.Hour}), 4,
 		"with an archive, its sweep runs too")
 	client, err := river.NewClient(riverpgxv5.New(st.Pool), rc)
 	require.NoError(t, err)
