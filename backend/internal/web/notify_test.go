@@ -106,3 +106,24 @@ func TestNotificationTargetsAndSendTest(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, r.Code)
 	require.Equal(t, 1, b.Count(`SELECT count(*) FROM notify_targets`))
 }
+
+// The console lists the Owner alerts raised and not recovered; pending
+// ones (not yet held long enough) are not shown.
+func TestOwnerAlertsInTheConsole(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.Reader("olive", true)
+	_, err := b.Store.Pool.Exec(t.Context(), `INSERT INTO owner_alerts (key, kind, site, cause, message, first_seen_at, raised_at) VALUES
+		('site_failing:asura', 'site_failing', 'asura', 'pages changed shape', '9 of the 10 Series of asura <b>failed</b>: pages changed shape.', now() - interval '2 hours', now()),
+		('queue_stale', 'queue_stale', '', '', 'pending, not shown', now(), NULL)`)
+	require.NoError(t, err)
+	c := b.Browser()
+	c.SignIn("olive", password)
+	r := c.Get("/owner/sites")
+	require.Equal(t, http.StatusOK, r.Code)
+	alerts := r.Doc.Find(`[data-testid="owner-alert"]`)
+	require.Equal(t, 1, alerts.Length())
+	require.Equal(t, "asura", alerts.AttrOr("data-site", ""))
+	require.Contains(t, alerts.Text(), "pages changed shape")
+	require.Contains(t, r.Body, "&lt;b&gt;failed&lt;/b&gt;", "the message is text")
+}

@@ -55,6 +55,14 @@ type ownerSitesPage struct {
 	Interval  string
 	AllPaused bool
 	Sites     []siteRow
+	// Alerts are the Owner alerts raised and not yet recovered
+	// (notify.Watch), the same ones the Owner's targets were told of.
+	Alerts []alertRow
+}
+
+type alertRow struct {
+	Kind, Site, Cause, Message string
+	Raised                     *when
 }
 
 func (u *UI) ownerSites(w http.ResponseWriter, r *http.Request) {
@@ -64,6 +72,16 @@ func (u *UI) ownerSites(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := ownerSitesPage{common: u.base(r, "Sites", "owner"), Policy: st.Policy, Interval: shortDuration(u.poll.Interval), AllPaused: st.AllPaused}
+	alerts, err := u.store.OwnerAlerts(r.Context())
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	for _, a := range alerts {
+		if a.RaisedAt != nil {
+			p.Alerts = append(p.Alerts, alertRow{Kind: a.Kind, Site: a.Site, Cause: a.Cause, Message: a.Message, Raised: u.when(a.RaisedAt)})
+		}
+	}
 	for _, s := range st.Sites {
 		base := "/owner/sites/" + url.PathEscape(s.Site.Name)
 		row := siteRow{
