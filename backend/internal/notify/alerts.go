@@ -213,6 +213,9 @@ type Watch struct {
 	Now func() time.Time
 	// Statfs reads a volume's free and total bytes; nil means statfs(2).
 	Statfs func(path string) (free, total uint64, err error)
+	// FailingHold replaces FailingHold when set (the demo, which should not
+	// make its Owner wait an hour).
+	FailingHold time.Duration
 }
 
 func (w *Watch) now() time.Time {
@@ -282,6 +285,11 @@ func (w *Watch) Run(ctx context.Context) ([]Notice, error) {
 		return nil, fmt.Errorf("owner watch: %w", err)
 	}
 	conds, healthy := Conditions(o, now)
+	for i := range conds {
+		if conds[i].Kind == AlertSiteFailing && w.FailingHold > 0 {
+			conds[i].Hold = w.FailingHold
+		}
+	}
 	if err := w.Store.MarkSitesHealthy(ctx, healthy, now); err != nil {
 		return nil, fmt.Errorf("owner watch: %w", err)
 	}

@@ -50,6 +50,9 @@ type Seams struct {
 	BrowserIgnoreCertErrors bool
 	// RiverPollInterval shortens River's fallback fetch poll.
 	RiverPollInterval time.Duration
+	// OwnerWatchEvery and OwnerFailingHold shorten the Owner alerts' look
+	// interval and how long a Site must fail before it is told (the demo).
+	OwnerWatchEvery, OwnerFailingHold time.Duration
 	// RescueStuckJobsAfter shortens how long a job left running by a
 	// replica that died (SIGKILL) waits before River runs it again
 	// (River's default: an hour). River rescues a job only once its
@@ -81,6 +84,8 @@ type jobs struct {
 	interval time.Duration
 	working  bool
 	started  bool
+	// watchEvery is the Owner alerts' look interval; 0 is WatchInterval.
+	watchEvery time.Duration
 }
 
 // newJobs builds the background half in named steps: the fetch tree, the
@@ -110,6 +115,7 @@ func newJobs(d Deps) (*jobs, error) {
 	}
 
 	workers := river.NewWorkers()
+	j.watchEvery = seams.OwnerWatchEvery
 	periodic := j.periodicJobs(d.Config)
 	if j.client, err = newRiverClient(d, workers, j.working, periodic, pollTimeout(d.Config, seams), tree.Policy); err != nil {
 		return nil, err
@@ -224,7 +230,7 @@ func newRiverClient(d Deps, workers *river.Workers, working bool, periodic []*ri
 // with an archive, its sweep
 // (ARCHIVE_SWEEP; 0 turns it off).
 func (j *jobs) periodicJobs(cfg config.Config) []*river.PeriodicJob {
-	out := []*river.PeriodicJob{poll.PeriodicPlan(j.planEvery()), notify.PeriodicScan(notify.ScanInterval), notify.PeriodicWatch(notify.WatchInterval)}
+	out := []*river.PeriodicJob{poll.PeriodicPlan(j.planEvery()), notify.PeriodicScan(notify.ScanInterval), notify.PeriodicWatch(j.watchEvery)}
 	if cfg.ArchiveDir != "" && cfg.ArchiveSweep > 0 {
 		out = append(out, archive.PeriodicSweep(cfg.ArchiveSweep))
 	}
@@ -264,7 +270,9 @@ func (j *jobs) addWorkers(d Deps, workers *river.Workers, seams *Seams) error {
 		Pacer: tree.Pacer, Policy: tree.Policy, Logger: d.Logger,
 	}})
 	newNotifier(d, j.trackers.Box).AddWorkers(workers)
-	river.AddWorker(workers, &notify.WatchWorker{W: newWatch(d, j.trackers.Box)})
+	watch := newWatch(d, j.trackers.Box)
+	watch.FailingHold = seams.OwnerFailingHold
+	river.AddWorker(workers, &notify.WatchWorker{W: watch})
 	river.AddWorker(workers, &tracker.SyncWorker{S: j.trackers})
 	return nil
 }
