@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -256,4 +257,49 @@ func TestPrepareDatabaseStartsEmptyEachRun(t *testing.T) {
 
 	_, err = prepareDatabase(ctx, "mysql://nope", "", name)
 	require.ErrorContains(t, err, "postgres://")
+}
+
+// The demo stands in for the push services: a Discord target made through
+// the demo's API (its SECRET_KEY seals the token) and its Test button land
+// at /__lectern-demo/pushes on the fixture server.
+func TestDemoPushes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d, err := startDemo(ctx, demoOptions{DatabaseURL: pgtest.NewURL(t), DataDir: t.TempDir(),
+		Listen: "127.0.0.1:0", SitesListen: "127.0.0.1:0"})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, d.Close()) })
+
+	var out bytes.Buffer
+	instructions(&out, d.sites, d.lectern.BaseURL, d.password, d.token, "", false, "", "/tmp/lectern.log")
+	require.Contains(t, out.String(), "API token        "+d.token)
+	require.Contains(t, out.String(), "https://"+d.sites.Addr()+fixturesites.PushesPath)
+
+	api := func(method, path, body string) (int, []byte) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(ctx, method, d.lectern.BaseURL+path, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+d.token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, b
+	}
+	code, body := api(http.MethodPost, "/api/notify/targets", `{"url": "discord://112233445566778899/demo-token-0123456789"}`)
+	require.Equal(t, http.StatusCreated, code, "%s", body)
+	var target struct {
+		ID int64 `json:"id"`
+	}
+	require.NoError(t, json.Unmarshal(body, &target))
+	code, body = api(http.MethodPost, fmt.Sprintf("/api/notify/targets/%d/test", target.ID), "")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, string(body), `"ok":true`, "%s", body)
+
+	pushes := d.sites.Pushes()
+	require.Len(t, pushes, 1)
+	require.Equal(t, "discord", pushes[0].Service)
+	require.Equal(t, "/api/webhooks/112233445566778899/demo-token-0123456789", pushes[0].Path)
 }
