@@ -103,7 +103,7 @@ func startLectern(ctx context.Context, sites *fixturesites.Server, o lecternOpti
 		RiverPollInterval:       o.RiverPoll,
 		// The Owner hears of a Site whose pages changed shape within
 		// minutes, not the hour a deployment waits.
-		OwnerWatchEvery: 30 * time.Second, OwnerFailingHold: time.Minute,
+		OwnerWatchEvery: 30 * time.Second, OwnerFailingHold: time.Minute, OwnerMinPolls: 1,
 	}
 	srv, err := server.New(ctx, server.Deps{Config: cfg, Store: st, Logger: o.Logger, Version: o.Version, Seams: seams})
 	if err != nil {

@@ -63,6 +63,8 @@ type Observation struct {
 	StaleJobs  int
 	OldestJob  *time.Time
 	Disks      []Disk
+	// MinPolls replaces FailingMinPolls when positive.
+	MinPolls int
 }
 
 // Condition is an alert's condition holding now; Hold is how long it must
@@ -75,13 +77,17 @@ type Condition struct {
 // Conditions reads an observation: the conditions that hold, and the Sites
 // seen healthy (answering mostly well).
 func Conditions(o Observation, now time.Time) (conds []Condition, healthy []string) {
+	minPolls := o.MinPolls
+	if minPolls <= 0 {
+		minPolls = FailingMinPolls
+	}
 	for _, p := range o.Polls {
 		failed := p.Polled - p.OK
 		if p.Polled == 0 || 2*failed <= p.Polled {
 			healthy = append(healthy, p.Site)
 			continue
 		}
-		if p.Polled < FailingMinPolls {
+		if p.Polled < minPolls {
 			continue
 		}
 		if _, ok := o.Healthy[p.Site]; !ok {
@@ -213,9 +219,10 @@ type Watch struct {
 	Now func() time.Time
 	// Statfs reads a volume's free and total bytes; nil means statfs(2).
 	Statfs func(path string) (free, total uint64, err error)
-	// FailingHold replaces FailingHold when set (the demo, which should not
-	// make its Owner wait an hour).
+	// FailingHold replaces FailingHold, MinPolls FailingMinPolls, when set
+	// (the demo, whose Owner should not wait an hour and holds few Series).
 	FailingHold time.Duration
+	MinPolls    int
 }
 
 func (w *Watch) now() time.Time {
@@ -284,6 +291,7 @@ func (w *Watch) Run(ctx context.Context) ([]Notice, error) {
 	if err != nil {
 		return nil, fmt.Errorf("owner watch: %w", err)
 	}
+	o.MinPolls = w.MinPolls
 	conds, healthy := Conditions(o, now)
 	for i := range conds {
 		if conds[i].Kind == AlertSiteFailing && w.FailingHold > 0 {

@@ -51,8 +51,10 @@ type Seams struct {
 	// RiverPollInterval shortens River's fallback fetch poll.
 	RiverPollInterval time.Duration
 	// OwnerWatchEvery and OwnerFailingHold shorten the Owner alerts' look
-	// interval and how long a Site must fail before it is told (the demo).
+	// interval and how long a Site must fail before it is told, and
+	// OwnerMinPolls lowers the polls a Site is judged on (the demo).
 	OwnerWatchEvery, OwnerFailingHold time.Duration
+	OwnerMinPolls                     int
 	// RescueStuckJobsAfter shortens how long a job left running by a
 	// replica that died (SIGKILL) waits before River runs it again
 	// (River's default: an hour). River rescues a job only once its
@@ -271,7 +273,7 @@ func (j *jobs) addWorkers(d Deps, workers *river.Workers, seams *Seams) error {
 	}})
 	newNotifier(d, j.trackers.Box).AddWorkers(workers)
 	watch := newWatch(d, j.trackers.Box)
-	watch.FailingHold = seams.OwnerFailingHold
+	watch.FailingHold, watch.MinPolls = seams.OwnerFailingHold, seams.OwnerMinPolls
 	river.AddWorker(workers, &notify.WatchWorker{W: watch})
 	river.AddWorker(workers, &tracker.SyncWorker{S: j.trackers})
 	return nil
