@@ -396,6 +396,7 @@ func matrixRows() []matrixRow {
 		{method: "POST", route: "/settings/trackers/{tracker}/import", path: fixed("/settings/trackers/anilist/import"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: conflict, reader: conflict, owner: conflict},
 		{method: "POST", route: "/series/{key}/trackers/{tracker}", path: fixed("/series/" + key + "/trackers/anilist"), body: fixed("id=30013"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: notFound, reader: seeOther, owner: notFound},
 		{method: "POST", route: "/series/{key}/trackers/{tracker}/remove", path: fixed("/series/" + key + "/trackers/anilist/remove"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: notFound, reader: notFound, owner: notFound},
+		{method: "POST", route: "/series/{key}/mute", path: fixed("/series/" + key + "/mute"), body: fixed("muted=1"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: notFound, reader: seeOther, owner: notFound},
 		{method: "POST", route: "/series/{key}/completed", path: fixed("/series/" + key + "/completed"), body: fixed("completed=1"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: notFound, reader: seeOther, owner: notFound},
 		{method: "GET", route: "/import", path: fixed("/import"), anon: seeOther, revoked: seeOther, other: ok, reader: ok, owner: ok},
 		{method: "POST", route: "/import", multipart: true, path: fixed("/import"), body: fixed("format=urls&text=https%3A%2F%2Fasurascans.com%2Fcomics%2Fx"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: ok, reader: ok, owner: ok},

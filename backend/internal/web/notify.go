@@ -23,6 +23,8 @@ func init() {
 		"feed-revoked":   "Feed URL revoked. Feed readers using it now get 404.",
 		"target-added":   "Notification target added. New chapters will be sent there; try “Send test”.",
 		"target-deleted": "Notification target removed.",
+		"muted":          "Notifications muted: new chapters of this Series reach none of your targets.",
+		"unmuted":        "Notifications on: new chapters of this Series reach your targets again.",
 	} {
 		flashes[code] = msg
 	}
@@ -41,6 +43,31 @@ func (u *UI) notifyRoutes(r chi.Router) {
 	r.Post("/settings/notify", u.targetCreate)
 	r.Post("/settings/notify/{id}/delete", u.targetDelete)
 	r.Post("/settings/notify/{id}/test", u.targetTest)
+	r.Post("/series/{key}/mute", u.seriesMute)
+}
+
+// seriesMute mutes or unmutes a held Series for every target of the Reader.
+func (u *UI) seriesMute(w http.ResponseWriter, r *http.Request) {
+	reader, _ := readerFrom(r)
+	key, ok := u.seriesKey(w, r)
+	if !ok {
+		return
+	}
+	muted := r.PostForm.Get("muted") == "1"
+	err := u.store.SetMute(r.Context(), reader.ID, key, muted)
+	if errors.Is(err, store.ErrNotFound) {
+		u.refuse(w, r, err, "No such Bookmark", "You hold no Bookmark on "+key+".")
+		return
+	}
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	msg := "unmuted"
+	if muted {
+		msg = "muted"
+	}
+	http.Redirect(w, r, withMsg(seriesPath(key), msg)+"#notify-mute", http.StatusSeeOther)
 }
 
 // notifySection is what the settings page shows of notifications.

@@ -127,3 +127,30 @@ func TestOwnerAlertsInTheConsole(t *testing.T) {
 	require.Contains(t, alerts.Text(), "pages changed shape")
 	require.Contains(t, r.Body, "&lt;b&gt;failed&lt;/b&gt;", "the message is text")
 }
+
+// A Reader mutes a held Series' notifications from its page, and unmutes.
+func TestSeriesMuteFromItsPage(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ann := b.Reader("ann", false)
+	b.bookmark(ann.ID, soloURL, "Solo Leveling", "Chapter 3", "")
+	c := b.Browser()
+	c.SignIn("ann", password)
+	page := c.Get("/series/"+soloKey)
+	require.Equal(t, http.StatusOK, page.Code)
+	action, ok := page.Doc.Find(`#notify-mute form`).Attr("action")
+	require.True(t, ok, "the mute is offered")
+	r := c.PostForm("/series/"+soloKey, action, url.Values{"muted": {"1"}})
+	require.Equal(t, http.StatusSeeOther, r.Code)
+	require.Equal(t, 1, b.Count(`SELECT count(*) FROM notify_mutes WHERE reader_id = $1 AND series_key = $2`, ann.ID, soloKey))
+	page = c.Get("/series/"+soloKey)
+	require.Equal(t, 1, page.Doc.Find(`[data-testid="muted"]`).Length())
+	r = c.PostForm("/series/"+soloKey, action, url.Values{"muted": {"0"}})
+	require.Equal(t, http.StatusSeeOther, r.Code)
+	require.Zero(t, b.Count(`SELECT count(*) FROM notify_mutes`))
+
+	b.Reader("bob", false)
+	bob := b.Browser()
+	bob.SignIn("bob", password)
+	require.Equal(t, http.StatusNotFound, bob.PostForm("/library/manga", action, url.Values{"muted": {"1"}}).Code, "only a held Series")
+}
