@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -256,4 +257,101 @@ func TestPrepareDatabaseStartsEmptyEachRun(t *testing.T) {
 
 	_, err = prepareDatabase(ctx, "mysql://nope", "", name)
 	require.ErrorContains(t, err, "postgres://")
+}
+
+// The demo stands in for the push services: a Discord target made through
+// the demo's API (its SECRET_KEY seals the token) and its Test button land
+// at /__lectern-demo/pushes on the fixture server.
+func TestDemoPushes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d, err := startDemo(ctx, demoOptions{DatabaseURL: pgtest.NewURL(t), DataDir: t.TempDir(),
+		Listen: "127.0.0.1:0", SitesListen: "127.0.0.1:0"})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, d.Close()) })
+
+	var out bytes.Buffer
+	instructions(&out, d.sites, d.lectern.BaseURL, d.password, d.token, "", false, "", "/tmp/lectern.log")
+	require.Contains(t, out.String(), "API token        "+d.token)
+	require.Contains(t, out.String(), "https://"+d.sites.Addr()+fixturesites.PushesPath)
+
+	api := func(method, path, body string) (int, []byte) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(ctx, method, d.lectern.BaseURL+path, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+d.token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, b
+	}
+	code, body := api(http.MethodPost, "/api/notify/targets", `{"url": "discord://112233445566778899/demo-token-0123456789"}`)
+	require.Equal(t, http.StatusCreated, code, "%s", body)
+	var target struct {
+		ID int64 `json:"id"`
+	}
+	require.NoError(t, json.Unmarshal(body, &target))
+	code, body = api(http.MethodPost, fmt.Sprintf("/api/notify/targets/%d/test", target.ID), "")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, string(body), `"ok":true`, "%s", body)
+
+	pushes := d.sites.Pushes()
+	require.Len(t, pushes, 1)
+	require.Equal(t, "discord", pushes[0].Service)
+	require.Equal(t, "/api/webhooks/112233445566778899/demo-token-0123456789", pushes[0].Path)
+}
+
+// With -sites DIR, swapping a Site's page for one of another shape tells
+// the demo's Owner within minutes: the console's alert names "pages changed
+// shape".
+func TestDemoPagesChangedShapeAlert(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "asura"), 0o755))
+	d, err := startDemo(ctx, demoOptions{DatabaseURL: pgtest.NewURL(t), DataDir: t.TempDir(),
+		Listen: "127.0.0.1:0", SitesListen: "127.0.0.1:0", SitesDir: dir})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, d.Close()) })
+	e := &env{t: t, sites: d.sites, lectern: d.lectern, readerID: d.readerID, token: d.token}
+
+	ref, err := latest.Default().Resolve(fixturesites.AsuraSeries)
+	require.NoError(t, err)
+	n := 1.0
+	_, _, err = d.lectern.Server.Library().Put(ctx, d.readerID, ref.Key, bookmark.PutRequest{
+		Site: ref.Site, SeriesURL: ref.SeriesURL, Chapter: "Chapter 1", ChapterNumber: &n})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return e.bookmark(ref.Key).Title != "" }, step, 100*time.Millisecond, "the Acquisition polls the page")
+	healthy := func() bool {
+		var seen bool
+		require.NoError(t, d.lectern.Store.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM site_health WHERE site = 'asura')`).Scan(&seen))
+		return seen
+	}
+	require.Eventually(t, healthy, 3*time.Minute, 500*time.Millisecond, "the watch sees asura healthy")
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "asura", "series.html"),
+		[]byte("<!doctype html><html><head><title>Asura</title></head><body><main><h1>Our new reader is here</h1></main></body></html>"), 0o644))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.lectern.BaseURL+"/api/admin/series/"+ref.Key+"/poll", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+d.token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Less(t, resp.StatusCode, 300)
+
+	raised := func() bool {
+		alerts, err := d.lectern.Store.OwnerAlerts(ctx)
+		require.NoError(t, err)
+		for _, a := range alerts {
+			if a.Site == "asura" && a.RaisedAt != nil {
+				require.Equal(t, "pages changed shape", a.Cause, a.Message)
+				return true
+			}
+		}
+		return false
+	}
+	require.Eventually(t, raised, 5*time.Minute, time.Second, "the Owner is told")
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/credential"
 	"github.com/lectern-reader/lectern/backend/internal/fixturesites"
+	"github.com/lectern-reader/lectern/backend/internal/secretbox"
 	"github.com/lectern-reader/lectern/backend/internal/server"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -77,6 +78,9 @@ func startLectern(ctx context.Context, sites *fixturesites.Server, o lecternOpti
 		"USER_AGENT":      "LecternDemo/1 (+https://github.com/lectern-reader/lectern)",
 		"WORKERS":         strconv.Itoa(o.Workers),
 		"LOG_FORMAT":      "text",
+		// Notification targets' tokens are sealed with it; a demo run
+		// makes its own, as its database is new every run.
+		"SECRET_KEY": secretbox.NewKey(),
 	})
 	if err != nil {
 		_ = ln.Close()
@@ -97,6 +101,9 @@ func startLectern(ctx context.Context, sites *fixturesites.Server, o lecternOpti
 		RootCAs:                 sites.RootCAs(),
 		BrowserIgnoreCertErrors: o.BrowserPath != "",
 		RiverPollInterval:       o.RiverPoll,
+		// The Owner hears of a Site whose pages changed shape within
+		// minutes, not the hour a deployment waits.
+		OwnerWatchEvery: 30 * time.Second, OwnerFailingHold: time.Minute, OwnerMinPolls: 1,
 	}
 	srv, err := server.New(ctx, server.Deps{Config: cfg, Store: st, Logger: o.Logger, Version: o.Version, Seams: seams})
 	if err != nil {

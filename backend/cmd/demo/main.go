@@ -350,6 +350,8 @@ func instructions(w io.Writer, sites *fixturesites.Server, base, password, token
 	if sitesDir != "" {
 		p("  Site pages       %s/<site>/<file> when there (read on every request), else testdata/sites", sitesDir)
 	}
+	p("  push services    https://%s%s lists what the stand-ins for discord.com, api.telegram.org,", sites.Addr(), fixturesites.PushesPath)
+	p("                   %s, %s, ntfy.sh and %s received, newest first", fixturesites.PushGotifyHost, fixturesites.PushMatrixHost, fixturesites.PushHooksHost)
 	p("  database         %s (recreated empty on every run); Covers under %s", demoDatabase, filepath.Dir(logPath))
 	p("  server log       %s", logPath)
 	p("")

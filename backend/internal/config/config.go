@@ -70,7 +70,7 @@ type Config struct {
 	// Owner's configuration, not addresses from third-party pages, so they
 	// do not pass the destination gate, and plain http on loopback is
 	// allowed (tests, mirrors).
-	SecretKey           string `envconfig:"SECRET_KEY" desc:"32 random bytes as 64 hexadecimal characters (openssl rand -hex 32): seals tracker tokens at rest; without it Readers cannot link trackers"`
+	SecretKey           string `envconfig:"SECRET_KEY" desc:"32 random bytes as 64 hexadecimal characters (openssl rand -hex 32): seals tracker tokens and notification target credentials at rest; without it Readers cannot link trackers or add targets that hold a credential"`
 	AniListClientID     string `envconfig:"ANILIST_CLIENT_ID" desc:"AniList API client id, for linking with AniList's authorisation page (without it Readers paste a token)"`
 	AniListClientSecret string `envconfig:"ANILIST_CLIENT_SECRET" desc:"AniList API client secret"`
 	AniListAPIURL       string `envconfig:"ANILIST_API_URL" default:"https://graphql.anilist.co" desc:"AniList's GraphQL endpoint"`

@@ -117,6 +117,8 @@ type Server struct {
 	mu    sync.Mutex
 	modes map[string]Mode
 	all   Mode
+
+	pushes pushes
 }
 
 // route is one answer: a page, or a generated image made on first request.
@@ -180,6 +182,17 @@ func Start(opts Options) (*Server, error) {
 	for _, h := range s.hosts {
 		s.HandleHost(h, s)
 	}
+	for h := range pushServices {
+		s.HandleHost(h, s.pushHandler(h))
+	}
+	// The fixture server's own address lists the pushes too.
+	s.HandleHost("127.0.0.1", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != PushesPath {
+			http.NotFound(w, r)
+			return
+		}
+		s.servePushes(w, r)
+	}))
 	return s, nil
 }
 
@@ -257,6 +270,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	host := r.Host
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
+	}
+	if r.URL.Path == PushesPath {
+		s.servePushes(w, r)
+		return
 	}
 	for prefix, h := range s.opts.Extra {
 		if strings.HasPrefix(r.URL.Path, prefix) {

@@ -43,7 +43,7 @@ type stub struct {
 	code map[string]int // path → the failing status
 }
 
-func newStub(t *testing.T) *stub {
+func newStub(t testing.TB) *stub {
 	t.Helper()
 	s := &stub{Net: fakenet.New(t), fail: map[string]int{}, code: map[string]int{}}
 	receiver := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -92,11 +92,11 @@ func (s *stub) dialed() []string { return s.Dials() }
 // world is a database with Readers holding Series, and the Poll's own
 // write path to record Latest Chapters.
 type world struct {
-	t  *testing.T
+	t  testing.TB
 	st *store.Store
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t testing.TB) *world {
 	t.Helper()
 	return &world{t: t, st: store.New(pgtest.New(t))}
 }

@@ -85,6 +85,16 @@ type Notifier struct {
 	Logger *slog.Logger
 	// Backoff, when set, replaces River's retry back-off for sends (tests).
 	Backoff func(attempt int) time.Duration
+	// Now is the clock the Reader's terms are read on (a digest's hour);
+	// nil means time.Now. Tests pass a fake one.
+	Now func() time.Time
+}
+
+func (n *Notifier) now() time.Time {
+	if n.Now != nil {
+		return n.Now()
+	}
+	return time.Now()
 }
 
 // AddWorkers registers the notify_scan and notify_send workers.
@@ -166,6 +176,11 @@ const dbGrace = 2 * time.Minute
 // served by the next scan's job.
 const maxRounds = 20
 
+// DigestBatch is the most changes a digest lists in one message: a digest
+// is one message, its text cut with "… and N more" past what chat services
+// show.
+const DigestBatch = 500
+
 // Deliver sends a target's pending deliveries, a batch per message. Each
 // batch stays locked in its transaction from claim to recorded outcome, so
 // it is sent once: a 2xx marks it sent, a permanent failure (or the last
@@ -184,6 +199,31 @@ func (n *Notifier) Deliver(ctx context.Context, targetID int64, lastAttempt bool
 		return fmt.Errorf("target %d: %w", targetID, err)
 	}
 	log := n.log().With("target", targetID, "kind", t.Kind)
+	batch := BatchSize
+	if t.Mode != ModeEach {
+		pending, oldest, err := n.Store.PendingDeliveries(ctx, targetID)
+		if err != nil {
+			return fmt.Errorf("deliver to target %d: %w", targetID, err)
+		}
+		now := n.now()
+		if !Due(t.TargetTerms, pending, oldest, now) {
+			return nil // the next scan asks again
+		}
+		if t.Mode == ModeDigest {
+			// Recorded only once the digest left: a failed one is retried
+			// within its slot.
+			if err := n.sendPending(ctx, t, reader, DigestBatch, lastAttempt, log); err != nil {
+				return err
+			}
+			return n.Store.SetDigestSent(context.WithoutCancel(ctx), targetID, now)
+		}
+	}
+	return n.sendPending(ctx, t, reader, batch, lastAttempt, log)
+}
+
+// sendPending sends a target's pending deliveries, batch changes a message.
+func (n *Notifier) sendPending(ctx context.Context, t store.Target, reader store.Reader, batch int, lastAttempt bool, log *slog.Logger) error {
+	targetID := t.ID
 	for range maxRounds {
 		var claimed int
 		var sendErr error
@@ -193,7 +233,7 @@ func (n *Notifier) Deliver(ctx context.Context, targetID int64, lastAttempt bool
 		// hold the worker forever). Only the send itself uses ctx.
 		dbctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dbGrace)
 		err := n.Store.InTx(dbctx, func(tx *store.Store) error {
-			ds, err := tx.ClaimDeliveries(dbctx, targetID, BatchSize)
+			ds, err := tx.ClaimDeliveries(dbctx, targetID, batch)
 			if err != nil || len(ds) == 0 {
 				return err
 			}
@@ -203,7 +243,7 @@ func (n *Notifier) Deliver(ctx context.Context, targetID int64, lastAttempt bool
 			for i, d := range ds {
 				msg.Events[i], ids[i] = d.Event, d.Event.HistoryID
 			}
-			sendErr = n.Sender.Send(ctx, t, msg)
+			_, sendErr = n.Sender.Send(ctx, t, msg)
 			status, reason := store.DeliverySent, ""
 			if sendErr != nil {
 				reason = sendErr.Error()
@@ -228,7 +268,7 @@ func (n *Notifier) Deliver(ctx context.Context, targetID int64, lastAttempt bool
 		if claimed > 0 {
 			log.InfoContext(ctx, "notification delivered", "changes", claimed)
 		}
-		if claimed < BatchSize {
+		if claimed < batch {
 			return nil
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/notify"
+	"github.com/lectern-reader/lectern/backend/internal/secretbox"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -24,7 +25,7 @@ func queue(t *testing.T, w *world, s *stub) (*river.Client[pgx.Tx], *notify.Noti
 	t.Helper()
 	n := &notify.Notifier{
 		Store:   w.st,
-		Sender:  &notify.Sender{HTTP: s.gate(), BaseURL: base},
+		Sender:  &notify.Sender{HTTP: s.gate(), BaseURL: base, Box: testBox},
 		Backoff: func(int) time.Duration { return 200 * time.Millisecond },
 	}
 	workers := river.NewWorkers()
@@ -57,9 +58,29 @@ func settle(t *testing.T, w *world) {
 
 func (w *world) target(r store.Reader, kind, u string) store.Target {
 	w.t.Helper()
-	tg, err := notify.NewService(w.st, base, nil).AddTarget(context.Background(), r.ID, kind, u)
+	tg, err := newService(w.st, nil).AddTarget(context.Background(), r.ID, notify.TargetSpec{URL: notify.FromLegacy(kind, u)})
 	require.NoError(w.t, err)
-	return tg
+	return tg.Target
+}
+
+// testBox seals the tests' credentials, as SECRET_KEY does in production.
+var testBox = func() *secretbox.Box {
+	key, err := secretbox.ParseKey(secretbox.NewKey())
+	if err != nil {
+		panic(err)
+	}
+	b, err := secretbox.New(key)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}()
+
+// newService is the Service as the server builds it with SECRET_KEY set.
+func newService(st *store.Store, gate notify.Doer) *notify.Service {
+	svc := notify.NewService(st, base, gate)
+	svc.Sender.Box = testBox
+	return svc
 }
 
 func (w *world) deliveries(targetID int64) map[string]int {
@@ -279,10 +300,12 @@ func TestSendTest(t *testing.T) {
 	s := newStub(t)
 	ctx := context.Background()
 	hal := w.reader("hal")
-	svc := notify.NewService(w.st, base, s.gate())
-	tg, err := svc.AddTarget(ctx, hal.ID, notify.KindWebhook, "https://hooks.test/hal")
+	svc := newService(w.st, s.gate())
+	tg, err := svc.AddTarget(ctx, hal.ID, notify.TargetSpec{URL: "jsons://hooks.test/hal"})
 	require.NoError(t, err)
-	require.NoError(t, svc.SendTest(ctx, hal, tg.ID))
+	reply, err := svc.SendTest(ctx, hal, tg.ID)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, reply.Status, "the service's answer is returned")
 	got := s.requests("/hal")
 	require.Len(t, got, 1)
 	body := decode[notify.WebhookBody](t, got[0].Body)
@@ -291,38 +314,42 @@ func TestSendTest(t *testing.T) {
 	require.Equal(t, "Lectern test", body.Title)
 
 	other := w.reader("ivy")
-	require.ErrorIs(t, svc.SendTest(ctx, other, tg.ID), store.ErrNotFound, "another Reader's target is not theirs to test")
+	_, err = svc.SendTest(ctx, other, tg.ID)
+	require.ErrorIs(t, err, store.ErrNotFound, "another Reader's target is not theirs to test")
 
 	s.failNext("/hal", 1, http.StatusServiceUnavailable)
-	err = svc.SendTest(ctx, hal, tg.ID)
+	reply, err = svc.SendTest(ctx, hal, tg.ID)
 	require.ErrorContains(t, err, "503")
+	require.Equal(t, http.StatusServiceUnavailable, reply.Status)
 	require.NotErrorIs(t, err, notify.ErrPermanent)
 
-	nt, err := svc.AddTarget(ctx, hal.ID, notify.KindNtfy, "https://ntfy.test/hal?auth=tk_topsecret")
+	nt, err := svc.AddTarget(ctx, hal.ID, notify.TargetSpec{URL: "ntfys://ntfy.test/hal?auth=tk_topsecret"})
 	require.NoError(t, err)
+	require.NotContains(t, nt.URL, "tk_topsecret", "the token is masked once saved")
 	s.resolve("ntfy.test", netip.MustParseAddr("192.168.1.2"))
-	err = svc.SendTest(ctx, hal, nt.ID)
+	_, err = svc.SendTest(ctx, hal, nt.ID)
 	require.ErrorIs(t, err, notify.ErrPermanent)
 	require.Equal(t, gate.ClassPrivate, gate.Class(err))
 	require.NotContains(t, err.Error(), "tk_topsecret", "the ntfy token never reaches a message or a log")
 }
 
-func TestValidateTarget(t *testing.T) {
+// The https URLs targets were saved with before Apprise URLs read as their
+// Apprise forms, with the same checks.
+func TestLegacyTargetURLs(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ kind, url, want string }{
-		{notify.KindNtfy, "https://ntfy.sh/my-topic", "https://ntfy.sh/my-topic"},
-		{notify.KindNtfy, "https://push.example.net/ntfy/my_topic?auth=abc", "https://push.example.net/ntfy/my_topic?auth=abc"},
-		{notify.KindWebhook, " https://hooks.example.com/x/y?token=1 ", "https://hooks.example.com/x/y?token=1"},
-		{notify.KindWebhook, "https://hooks.example.com:443/x", "https://hooks.example.com:443/x"},
-		{notify.KindWebhook, "https://93.184.216.34/x", "https://93.184.216.34/x"},
+		{notify.KindNtfy, "https://ntfy.sh/my-topic", "ntfys://ntfy.sh/my-topic"},
+		{notify.KindNtfy, "https://push.example.net/ntfy/my_topic?auth=abc", "ntfys://push.example.net/ntfy/my_topic?auth=abc"},
+		{notify.KindWebhook, " https://hooks.example.com/x/y?token=1 ", "jsons://hooks.example.com/x/y?token=1"},
+		{notify.KindWebhook, "https://hooks.example.com:443/x", "jsons://hooks.example.com:443/x"},
+		{notify.KindWebhook, "https://93.184.216.34/x", "jsons://93.184.216.34/x"},
 	} {
-		got, err := notify.ValidateTarget(tc.kind, tc.url)
+		e, err := notify.ParseApprise(notify.FromLegacy(tc.kind, tc.url))
 		require.NoError(t, err, tc.url)
-		require.Equal(t, tc.want, got)
+		require.Equal(t, tc.want, e.String())
 	}
 	for _, tc := range []struct{ kind, url, why string }{
-		{notify.KindWebhook, "http://hooks.example.com/x", "only https"},
-		{notify.KindWebhook, "https://user:pw@hooks.example.com/x", "credentials"},
+		{notify.KindWebhook, "http://hooks.example.com/x", "plain http"},
 		{notify.KindWebhook, "https://hooks.example.com:8443/x", "port 443"},
 		{notify.KindWebhook, "https://127.0.0.1/x", "not a public address"},
 		{notify.KindWebhook, "https://10.0.0.1/x", "not a public address"},
@@ -332,11 +359,11 @@ func TestValidateTarget(t *testing.T) {
 		{notify.KindWebhook, "https://localhost/x", "not a public host name"},
 		{notify.KindWebhook, "https://router/x", "not a public host name"},
 		{notify.KindWebhook, "", "required"},
-		{notify.KindNtfy, "https://ntfy.sh/", "names a topic"},
+		{notify.KindNtfy, "https://ntfy.sh/", "topic"},
 		{notify.KindNtfy, "https://ntfy.sh/bad topic!", "malformed"},
-		{"email", "https://ntfy.sh/x", "ntfy or webhook"},
+		{"email", "https://ntfy.sh/x", "Apprise URL"},
 	} {
-		_, err := notify.ValidateTarget(tc.kind, tc.url)
+		_, err := notify.ParseApprise(notify.FromLegacy(tc.kind, tc.url))
 		require.ErrorIs(t, err, notify.ErrInvalidTarget, tc.url)
 		require.ErrorContains(t, err, tc.why, tc.url)
 	}
@@ -347,17 +374,17 @@ func TestTargetLimitAndDuplicates(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
 	jo := w.reader("jo")
-	svc := notify.NewService(w.st, base, nil)
+	svc := newService(w.st, nil)
 	for i := range notify.MaxTargets {
-		_, err := svc.AddTarget(ctx, jo.ID, notify.KindWebhook, "https://hooks.example.com/"+strings.Repeat("a", i+1))
+		_, err := svc.AddTarget(ctx, jo.ID, notify.TargetSpec{URL: "jsons://hooks.example.com/" + strings.Repeat("a", i+1)})
 		require.NoError(t, err)
 	}
-	_, err := svc.AddTarget(ctx, jo.ID, notify.KindWebhook, "https://hooks.example.com/more")
+	_, err := svc.AddTarget(ctx, jo.ID, notify.TargetSpec{URL: "jsons://hooks.example.com/more"})
 	require.ErrorIs(t, err, notify.ErrTooManyTargets)
 	kim := w.reader("kim")
-	_, err = svc.AddTarget(ctx, kim.ID, notify.KindNtfy, "https://ntfy.sh/kim")
+	_, err = svc.AddTarget(ctx, kim.ID, notify.TargetSpec{URL: "ntfy://kim"})
 	require.NoError(t, err)
-	_, err = svc.AddTarget(ctx, kim.ID, notify.KindNtfy, "https://ntfy.sh/kim")
+	_, err = svc.AddTarget(ctx, kim.ID, notify.TargetSpec{URL: "ntfys://ntfy.sh/kim"})
 	require.ErrorIs(t, err, store.ErrConflict)
 }
 

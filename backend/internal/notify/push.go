@@ -9,19 +9,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/lectern-reader/lectern/backend/internal/cover"
-	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
-	"github.com/lectern-reader/lectern/backend/internal/imagetype"
+	"github.com/lectern-reader/lectern/backend/internal/errs"
+	"github.com/lectern-reader/lectern/backend/internal/secretbox"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
@@ -38,81 +35,13 @@ const WebhookVersion = 1
 // MaxTargets bounds a Reader's targets.
 const MaxTargets = 5
 
-// ErrInvalidTarget is a target URL refused at save time.
-var ErrInvalidTarget = errors.New("invalid notification target")
+// ErrInvalidTarget is a target refused at save time (422).
+var ErrInvalidTarget = errs.New(errs.Invalid, "invalid notification target")
 
 // ntfy topic names: what ntfy itself accepts.
 var ntfyTopic = regexp.MustCompile(`^[-_A-Za-z0-9]{1,64}$`)
 
-// ValidateTarget checks a target URL when a Reader saves it and returns it
-// normalised. Only https URLs on port 443 with a host name or a public IP
-// literal pass: the destination gate refuses everything else at send time
-// anyway (and re-checks the address actually dialled then, so a name that
-// resolves to the Owner's network is still refused), but a Reader learns it
-// here rather than from a failed delivery.
-func ValidateTarget(kind, raw string) (string, error) {
-	raw = strings.TrimSpace(raw)
-	bad := func(format string, args ...any) (string, error) {
-		return "", fmt.Errorf("%w: %s", ErrInvalidTarget, fmt.Sprintf(format, args...))
-	}
-	if kind != KindNtfy && kind != KindWebhook {
-		return bad("the kind must be ntfy or webhook")
-	}
-	if raw == "" {
-		return bad("a URL is required")
-	}
-	if len(raw) > 2048 || !utf8.ValidString(raw) || strings.ContainsAny(raw, "\x00\r\n\t ") {
-		return bad("the URL is malformed")
-	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Opaque != "" {
-		return bad("the URL is malformed")
-	}
-	switch {
-	case u.Scheme != "https":
-		return bad("only https URLs are allowed (not %q)", u.Scheme)
-	case u.User != nil:
-		return bad("credentials in the URL are not allowed; ntfy takes an access token as ?auth=")
-	case u.Hostname() == "":
-		return bad("the URL has no host")
-	case u.Port() != "" && u.Port() != "443":
-		return bad("only the https port 443 is allowed (not %s)", u.Port())
-	case u.Fragment != "":
-		return bad("the URL may not have a #fragment")
-	}
-	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
-	if a, err := netip.ParseAddr(host); err == nil {
-		a = a.Unmap()
-		if !a.IsGlobalUnicast() || a.IsPrivate() || a.IsLoopback() || a.IsLinkLocalUnicast() || cgnat.Contains(a) {
-			return bad("%s is not a public address", host)
-		}
-	} else if host == "localhost" || strings.HasSuffix(host, ".localhost") || !strings.Contains(host, ".") {
-		return bad("%s is not a public host name", host)
-	}
-	if kind == KindNtfy {
-		if _, _, err := ntfySplit(u); err != nil {
-			return bad("%v", err)
-		}
-	}
-	return u.String(), nil
-}
-
 var cgnat = netip.MustParsePrefix("100.64.0.0/10")
-
-// ntfySplit splits a topic URL into the server's publishing URL (where ntfy
-// takes a JSON message) and the topic.
-func ntfySplit(u *url.URL) (publish *url.URL, topic string, err error) {
-	path := strings.TrimRight(u.Path, "/")
-	i := strings.LastIndexByte(path, '/')
-	topic = path[i+1:]
-	if i < 0 || !ntfyTopic.MatchString(topic) {
-		return nil, "", errors.New("an ntfy URL names a topic: https://ntfy.sh/your-topic")
-	}
-	p := *u
-	p.Path = path[:i+1]
-	p.RawPath = ""
-	return &p, topic, nil
-}
 
 // Doer sends one HTTP request; gate.Client is the production one.
 type Doer interface {
@@ -125,7 +54,10 @@ type Sender struct {
 	HTTP Doer
 	// BaseURL is PUBLIC_BASE_URL, for Cover URLs and links to the library.
 	BaseURL string
-	// Now is the clock of sent_at; nil means time.Now.
+	// Box opens sealed target URLs and signing secrets; nil without
+	// SECRET_KEY, when only targets without a secret can send.
+	Box *secretbox.Box
+	// Now is the clock of sent_at and webhook-timestamp; nil means time.Now.
 	Now func() time.Time
 }
 
@@ -135,6 +67,9 @@ type Message struct {
 	Events     []store.ChapterEvent // oldest first
 	// Test marks the "send test" button's message.
 	Test bool
+	// Alert, when set, makes this an Owner alert (or its recovery notice)
+	// instead of news of chapters.
+	Alert *Notice
 }
 
 // ErrPermanent is matched (errors.Is) by a failure that retrying the same
@@ -147,70 +82,6 @@ type permanent struct{ err error }
 func (p permanent) Error() string        { return p.err.Error() }
 func (p permanent) Unwrap() error        { return p.err }
 func (p permanent) Is(target error) bool { return target == ErrPermanent }
-
-// Send delivers msg to t. The error says why it failed, and matches
-// ErrPermanent when a retry would fail the same way.
-func (s *Sender) Send(ctx context.Context, t store.Target, msg Message) error {
-	var req *http.Request
-	var err error
-	id := s.messageID(t, msg)
-	switch t.Kind {
-	case KindNtfy:
-		req, err = s.ntfyRequest(ctx, t, msg)
-	case KindWebhook:
-		req, err = jsonRequest(ctx, t.URL, s.Webhook(id, msg))
-	default:
-		err = fmt.Errorf("unknown target kind %q", t.Kind)
-	}
-	if err != nil {
-		return permanent{err}
-	}
-	req.Header.Set("Idempotency-Key", id)
-	req.Header.Set("X-Lectern-Delivery", id)
-	resp, err := s.HTTP.Do(req)
-	if err != nil {
-		err = scrub(err, req.URL)
-		if c := gate.Class(err); c != "" && c != gate.ClassTimeout && c != gate.ClassTooLarge {
-			return permanent{err}
-		}
-		return err
-	}
-	defer resp.Body.Close()
-	// A small read lets the connection be reused; the gate caps it anyway.
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
-	switch {
-	case resp.StatusCode >= 200 && resp.StatusCode < 300:
-		return nil
-	case resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
-		return fmt.Errorf("%s answered %s", redacted(req.URL), resp.Status)
-	}
-	return permanent{fmt.Errorf("%s answered %s", redacted(req.URL), resp.Status)}
-}
-
-// scrubbed is an error whose text has the target URL's query removed:
-// ntfy's ?auth= token lives there, and the text is stored and logged.
-type scrubbed struct {
-	msg string
-	err error
-}
-
-func (e scrubbed) Error() string { return e.msg }
-func (e scrubbed) Unwrap() error { return e.err }
-
-func scrub(err error, u *url.URL) error {
-	if u.RawQuery == "" || !strings.Contains(err.Error(), u.RawQuery) {
-		return err
-	}
-	return scrubbed{msg: strings.ReplaceAll(err.Error(), u.RawQuery, "…"), err: err}
-}
-
-// redacted is a URL for messages a Reader sees and logs: no query (ntfy's
-// ?auth= token lives there).
-func redacted(u *url.URL) string {
-	c := *u
-	c.RawQuery, c.User = "", nil
-	return c.String()
-}
 
 // DeliveryID names one batch: the same target and changes always give the
 // same id, so a receiver that saw a batch before can tell a resend.
@@ -232,6 +103,13 @@ func (s *Sender) messageID(t store.Target, msg Message) string {
 	if msg.Test {
 		return "test-" + strconv.FormatInt(s.now().UnixNano(), 36)
 	}
+	if a := msg.Alert; a != nil {
+		// One id per raising and per recovery of an alert, the same on a
+		// resend.
+		h := sha256.New()
+		fmt.Fprintf(h, "%d/%s/%v/%v", t.ID, a.Alert.Key, a.Alert.RaisedAt, a.Recovered)
+		return "alert-" + hex.EncodeToString(h.Sum(nil)[:12])
+	}
 	return DeliveryID(t.ID, msg.Events)
 }
 
@@ -243,6 +121,13 @@ const maxText = 1800
 func (s *Sender) summary(msg Message) (title, text, click string) {
 	if msg.Test {
 		return "Lectern test", "Notifications from Lectern reach you here. New chapters of your Bookmarks will arrive like this.", s.BaseURL + "/settings"
+	}
+	if a := msg.Alert; a != nil {
+		text = a.Alert.Message
+		if a.Recovered {
+			text = "Resolved. It was: " + a.Alert.Message
+		}
+		return AlertTitle(*a), text, s.BaseURL + "/owner/sites"
 	}
 	click = s.BaseURL + "/library/manga"
 	if len(msg.Events) == 1 {
@@ -281,39 +166,6 @@ func eventLabel(e store.ChapterEvent) string {
 		return e.Label + " (early access)"
 	}
 	return e.Label
-}
-
-// ntfyMessage is ntfy's JSON publishing body.
-type ntfyMessage struct {
-	Topic   string   `json:"topic"`
-	Title   string   `json:"title"`
-	Message string   `json:"message"`
-	Click   string   `json:"click,omitempty"`
-	Icon    string   `json:"icon,omitempty"`
-	Tags    []string `json:"tags"`
-}
-
-// ntfyRequest publishes as JSON to the server's root rather than with
-// headers on the topic URL: titles are any Unicode, which headers carry
-// badly.
-func (s *Sender) ntfyRequest(ctx context.Context, t store.Target, msg Message) (*http.Request, error) {
-	u, err := url.Parse(t.URL)
-	if err != nil {
-		return nil, fmt.Errorf("target URL: %w", err)
-	}
-	publish, topic, err := ntfySplit(u)
-	if err != nil {
-		return nil, err
-	}
-	title, text, click := s.summary(msg)
-	m := ntfyMessage{Topic: topic, Title: title, Message: text, Click: click, Tags: []string{"books"}}
-	if len(msg.Events) == 1 {
-		// ntfy shows JPEG and PNG icons only.
-		if e := msg.Events[0]; e.CoverType == imagetype.TypeJPEG || e.CoverType == imagetype.TypePNG {
-			m.Icon = cover.URL(s.BaseURL, e.CoverAddress, e.CoverType)
-		}
-	}
-	return jsonRequest(ctx, publish.String(), m)
 }
 
 // WebhookBody is the JSON body of a webhook (docs/notifications.md).
@@ -356,8 +208,13 @@ func (s *Sender) Webhook(id string, msg Message) WebhookBody {
 	b := WebhookBody{Version: WebhookVersion, Type: "new_chapters", ID: id, SentAt: s.now().UTC(),
 		Reader: msg.ReaderName, Chapters: []WebhookChapter{},
 		Title: title, Message: text, Text: title + "\n" + text, Content: title + "\n" + text}
-	if msg.Test {
+	switch {
+	case msg.Test:
 		b.Type = "test"
+	case msg.Alert != nil && msg.Alert.Recovered:
+		b.Type = "owner_recovery"
+	case msg.Alert != nil:
+		b.Type = "owner_alert"
 	}
 	for _, e := range msg.Events {
 		b.Chapters = append(b.Chapters, WebhookChapter{
@@ -369,14 +226,14 @@ func (s *Sender) Webhook(id string, msg Message) WebhookBody {
 	return b
 }
 
-func jsonRequest(ctx context.Context, target string, v any) (*http.Request, error) {
+func jsonRequest(ctx context.Context, method, target string, v any) (*http.Request, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return nil, fmt.Errorf("encode message: %w", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, &buf)
+	req, err := http.NewRequestWithContext(ctx, method, target, &buf)
 	if err != nil {
 		return nil, fmt.Errorf("build request: %w", err)
 	}

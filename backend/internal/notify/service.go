@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lectern-reader/lectern/backend/internal/credential"
+	"github.com/lectern-reader/lectern/backend/internal/errs"
 	"github.com/lectern-reader/lectern/backend/internal/fetch/gate"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -47,7 +48,7 @@ func NewService(st *store.Store, baseURL string, gate Doer) *Service {
 }
 
 // ErrTooManyTargets refuses a target beyond MaxTargets.
-var ErrTooManyTargets = fmt.Errorf("at most %d notification targets per Reader", MaxTargets)
+var ErrTooManyTargets = errs.New(errs.Invalid, fmt.Sprintf("at most %d notification targets per Reader: remove one first", MaxTargets))
 
 // FeedSecretPrefix starts every feed secret, so a leaked feed URL is
 // recognisable.
@@ -102,13 +103,28 @@ func (s *Service) Feed(ctx context.Context, secret string) (FeedInput, error) {
 	return FeedInput{BaseURL: s.Sender.BaseURL, ReaderID: reader.ID, ReaderName: reader.Name, Events: events, Since: fs.CreatedAt}, nil
 }
 
-// AddTarget validates and saves a Reader's target.
-func (s *Service) AddTarget(ctx context.Context, readerID int64, kind, rawURL string) (store.Target, error) {
-	u, err := ValidateTarget(kind, rawURL)
+// Created is a target just saved, with its webhook signing secret: shown
+// once, then only ever sealed.
+type Created struct {
+	store.Target
+	SigningSecret string
+}
+
+// AddTarget validates, seals and saves a Reader's target.
+func (s *Service) AddTarget(ctx context.Context, readerID int64, spec TargetSpec) (Created, error) {
+	e, err := ParseApprise(spec.URL)
 	if err != nil {
-		return store.Target{}, err
+		return Created{}, err
 	}
-	var t store.Target
+	terms, err := spec.terms()
+	if err != nil {
+		return Created{}, err
+	}
+	shown, sealedURL, sealedSigning, signing, err := Seal(s.Sender.Box, readerID, e)
+	if err != nil {
+		return Created{}, err
+	}
+	var c Created
 	err = s.Store.InTx(ctx, func(tx *store.Store) error {
 		n, err := tx.CountTargets(ctx, readerID)
 		if err != nil {
@@ -117,18 +133,21 @@ func (s *Service) AddTarget(ctx context.Context, readerID int64, kind, rawURL st
 		if n >= MaxTargets {
 			return ErrTooManyTargets
 		}
-		t, err = tx.CreateTarget(ctx, readerID, kind, u)
+		c.Target, err = tx.CreateTarget(ctx, readerID, store.NewTarget{Kind: e.Service, URL: shown,
+			SealedURL: sealedURL, SigningSecret: sealedSigning, TargetTerms: terms})
 		return err
 	})
-	return t, err
+	c.SigningSecret = signing
+	return c, err
 }
 
 // SendTest sends the test message to one of a Reader's targets now,
-// through the same gate as every delivery, and says how it went.
-func (s *Service) SendTest(ctx context.Context, reader store.Reader, targetID int64) error {
+// through the same gate as every delivery, and returns what the service
+// answered.
+func (s *Service) SendTest(ctx context.Context, reader store.Reader, targetID int64) (Reply, error) {
 	t, err := s.Store.TargetByID(ctx, reader.ID, targetID)
 	if err != nil {
-		return err
+		return Reply{}, err
 	}
 	return s.Sender.Send(ctx, t, Message{ReaderName: reader.Name, Test: true})
 }

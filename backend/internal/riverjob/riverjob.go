@@ -24,6 +24,7 @@ const (
 	NotifyScan     = "notify_scan"
 	NotifySend     = "notify_send"
 	TrackerSync    = "tracker_sync"
+	OwnerWatch     = "owner_watch"
 )
 
 // InFlight are the states of a job that is queued or running: not yet

@@ -129,7 +129,7 @@ func newAuthWorld(t *testing.T) *authWorld {
 
 	// A loopback target: a test send is refused by the destination gate
 	// before any packet leaves (no name to resolve either).
-	target, err := st.CreateTarget(ctx, w.ann.ID, "webhook", "https://127.0.0.1:9/ann")
+	target, err := st.CreateTarget(ctx, w.ann.ID, store.NewTarget{Kind: "json", URL: "jsons://127.0.0.1/ann"})
 	require.NoError(t, err)
 	w.annTargetID = target.ID
 	raw, err := credential.NewSecret()
@@ -353,6 +353,12 @@ func matrixRows() []matrixRow {
 		{method: "GET", route: "/api/series/{key}/archive.cbz", path: fixed("/api/series/" + key + "/archive.cbz"), anon: unauth, revoked: unauth, noCSRF: unauth, other: notFound, reader: notFound, owner: notFound},
 		{method: "GET", route: "/api/series/{key}/archive.epub", path: fixed("/api/series/" + key + "/archive.epub"), anon: unauth, revoked: unauth, noCSRF: unauth, other: notFound, reader: bad, owner: bad},
 
+		{method: "GET", route: "/api/notify/targets", path: fixed("/api/notify/targets"), anon: unauth, revoked: unauth, noCSRF: unauth, other: ok, reader: ok, owner: ok},
+		{method: "POST", route: "/api/notify/targets", path: fixed("/api/notify/targets"), body: fixed(`{"url":"ntfy://ann-topic"}`), anon: unauth, revoked: unauth, noCSRF: unauth, other: created, reader: created, owner: created},
+		{method: "DELETE", route: "/api/notify/targets/{id}", path: func(w *authWorld) string { return fmt.Sprintf("/api/notify/targets/%d", w.annTargetID) }, anon: unauth, revoked: unauth, noCSRF: unauth, other: notFound, reader: noContent, owner: notFound},
+		{method: "POST", route: "/api/notify/targets/{id}/test", path: func(w *authWorld) string { return fmt.Sprintf("/api/notify/targets/%d/test", w.annTargetID) }, anon: unauth, revoked: unauth, noCSRF: unauth, other: notFound, reader: ok, owner: notFound},
+		{method: "PUT", route: "/api/notify/mutes/{key}", path: fixed("/api/notify/mutes/" + annKey), anon: unauth, revoked: unauth, noCSRF: unauth, other: notFound, reader: noContent, owner: notFound},
+		{method: "DELETE", route: "/api/notify/mutes/{key}", path: fixed("/api/notify/mutes/" + annKey), anon: unauth, revoked: unauth, noCSRF: unauth, other: notFound, reader: noContent, owner: notFound},
 		{method: "GET", route: "/api/trackers", path: fixed("/api/trackers"), anon: unauth, revoked: unauth, noCSRF: unauth, other: ok, reader: ok, owner: ok},
 		{method: "POST", route: "/api/trackers/{tracker}", path: fixed("/api/trackers/myanimelist"), body: fixed(`{"token":"x"}`), anon: unauth, revoked: unauth, noCSRF: unauth, other: unprocessable, reader: unprocessable, owner: unprocessable},
 		{method: "DELETE", route: "/api/trackers/{tracker}", path: fixed("/api/trackers/anilist"), anon: unauth, revoked: unauth, noCSRF: unauth, other: conflict, reader: conflict, owner: conflict},
@@ -431,6 +437,7 @@ func matrixRows() []matrixRow {
 		{method: "POST", route: "/settings/trackers/{tracker}/import", path: fixed("/settings/trackers/anilist/import"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: conflict, reader: conflict, owner: conflict},
 		{method: "POST", route: "/series/{key}/trackers/{tracker}", path: fixed("/series/" + key + "/trackers/anilist"), body: fixed("id=30013"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: notFound, reader: seeOther, owner: notFound},
 		{method: "POST", route: "/series/{key}/trackers/{tracker}/remove", path: fixed("/series/" + key + "/trackers/anilist/remove"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: notFound, reader: notFound, owner: notFound},
+		{method: "POST", route: "/series/{key}/mute", path: fixed("/series/" + key + "/mute"), body: fixed("muted=1"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: notFound, reader: seeOther, owner: notFound},
 		{method: "POST", route: "/series/{key}/completed", path: fixed("/series/" + key + "/completed"), body: fixed("completed=1"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: notFound, reader: seeOther, owner: notFound},
 		{method: "GET", route: "/import", path: fixed("/import"), anon: seeOther, revoked: seeOther, other: ok, reader: ok, owner: ok},
 		{method: "POST", route: "/import", multipart: true, path: fixed("/import"), body: fixed("format=urls&text=https%3A%2F%2Fasurascans.com%2Fcomics%2Fx"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: ok, reader: ok, owner: ok},

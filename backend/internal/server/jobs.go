@@ -51,6 +51,11 @@ type Seams struct {
 	BrowserIgnoreCertErrors bool
 	// RiverPollInterval shortens River's fallback fetch poll.
 	RiverPollInterval time.Duration
+	// OwnerWatchEvery and OwnerFailingHold shorten the Owner alerts' look
+	// interval and how long a Site must fail before it is told, and
+	// OwnerMinPolls lowers the polls a Site is judged on (the demo).
+	OwnerWatchEvery, OwnerFailingHold time.Duration
+	OwnerMinPolls                     int
 	// RescueStuckJobsAfter shortens how long a job left running by a
 	// replica that died (SIGKILL) waits before River runs it again
 	// (River's default: an hour). River rescues a job only once its
@@ -84,6 +89,8 @@ type jobs struct {
 	interval time.Duration
 	working  bool
 	started  bool
+	// watchEvery is the Owner alerts' look interval; 0 is WatchInterval.
+	watchEvery time.Duration
 }
 
 // newJobs builds the background half in named steps: the fetch tree, the
@@ -113,6 +120,7 @@ func newJobs(d Deps) (*jobs, error) {
 	}
 
 	workers := river.NewWorkers()
+	j.watchEvery = seams.OwnerWatchEvery
 	periodic := j.periodicJobs(d.Config)
 	if j.client, err = newRiverClient(d, workers, j.working, periodic, pollTimeout(d.Config, seams), tree.Policy); err != nil {
 		return nil, err
@@ -223,10 +231,11 @@ func newRiverClient(d Deps, workers *river.Workers, working bool, periodic []*ri
 }
 
 // periodicJobs are the replica's periodic jobs, run by the elected leader:
-// the Poll's plan, the notifications' scan and, with an archive, its sweep
+// the Poll's plan, the notifications' scan, the Owner alerts' watch and,
+// with an archive, its sweep
 // (ARCHIVE_SWEEP; 0 turns it off).
 func (j *jobs) periodicJobs(cfg config.Config) []*river.PeriodicJob {
-	out := []*river.PeriodicJob{poll.PeriodicPlan(j.planEvery()), notify.PeriodicScan(notify.ScanInterval)}
+	out := []*river.PeriodicJob{poll.PeriodicPlan(j.planEvery()), notify.PeriodicScan(notify.ScanInterval), notify.PeriodicWatch(j.watchEvery)}
 	if cfg.ArchiveDir != "" && cfg.ArchiveSweep > 0 {
 		out = append(out, archive.PeriodicSweep(cfg.ArchiveSweep))
 	}
@@ -265,7 +274,10 @@ func (j *jobs) addWorkers(d Deps, workers *river.Workers, seams *Seams) error {
 		Images: tree.Gate, Browser: images, MaxBytes: tree.Gate.MaxBytes(),
 		Pacer: tree.Pacer, Policy: tree.Policy, Logger: d.Logger,
 	}})
-	newNotifier(d).AddWorkers(workers)
+	newNotifier(d, j.trackers.Box).AddWorkers(workers)
+	watch := newWatch(d, j.trackers.Box)
+	watch.FailingHold, watch.MinPolls = seams.OwnerFailingHold, seams.OwnerMinPolls
+	river.AddWorker(workers, &notify.WatchWorker{W: watch})
 	river.AddWorker(workers, &tracker.SyncWorker{S: j.trackers})
 	return nil
 }

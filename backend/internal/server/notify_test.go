@@ -46,7 +46,7 @@ func TestNotifyJobsRunOnTheReplicasClient(t *testing.T) {
 	ns := store.NewSeries{Key: "asura:solo-leveling", Site: "asura", Kind: "manga", SeriesURL: "https://asurascans.com/comics/solo-leveling-1a2b3c4d"}
 	_, err = st.PutBookmarkKeepProgress(ctx, r.ID, ns, "")
 	require.NoError(t, err)
-	_, err = newNotifyService(d).AddTarget(ctx, r.ID, notify.KindWebhook, "https://hooks.test/ann")
+	_, err = newNotifyService(d, nil).AddTarget(ctx, r.ID, notify.TargetSpec{URL: "jsons://hooks.test/ann"})
 	require.NoError(t, err)
 	for _, n := range []float64{1, 2} {
 		_, err := st.RecordPoll(ctx, ns.Key, store.PollResult{Status: store.PollOK, Success: true,
@@ -60,10 +60,10 @@ func TestNotifyJobsRunOnTheReplicasClient(t *testing.T) {
 		Workers:           workers,
 		FetchPollInterval: 100 * time.Millisecond,
 	}
-	newNotifier(d).AddWorkers(workers)
+	newNotifier(d, nil).AddWorkers(workers)
 	rc.PeriodicJobs = (&jobs{interval: time.Hour}).periodicJobs(config.Config{})
-	require.Len(t, rc.PeriodicJobs, 2, "the notifications' scan runs beside the Poll's plan")
-	require.Len(t, (&jobs{interval: time.Hour}).periodicJobs(config.Config{ArchiveDir: t.TempDir(), ArchiveSweep: 24 * time.Hour}), 3,
+	require.Len(t, rc.PeriodicJobs, 3, "the notifications' scan and the Owner alerts' watch run beside the Poll's plan")
+	require.Len(t, (&jobs{interval: time.Hour}).periodicJobs(config.Config{ArchiveDir: t.TempDir(), ArchiveSweep: 24 * time.Hour}), 4,
 		"with an archive, its sweep runs too")
 	client, err := river.NewClient(riverpgxv5.New(st.Pool), rc)
 	require.NoError(t, err)

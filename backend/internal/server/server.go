@@ -121,6 +121,8 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 		addArchiveRoutes(a, j.archive, d.Logger)
 	}
 	a.ReaderRoutes = append(a.ReaderRoutes, (&api.Trackers{Service: j.trackers, Library: s.library, Logger: d.Logger}).ReaderRoutes)
+	notifications := newNotifyService(d, j.trackers.Box)
+	a.ReaderRoutes = append(a.ReaderRoutes, (&api.Notify{Service: notifications, Logger: d.Logger}).ReaderRoutes)
 
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID)
@@ -139,7 +141,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	covers.Logger = d.Logger
 	r.Handle("/covers/{address}", covers)
 	ui, err := web.New(web.Deps{Config: d.Config, Store: d.Store, Library: s.library, Logger: d.Logger, Version: d.Version,
-		Notify: newNotifyService(d), Archive: j.archive, Poll: j.console(d.Store), Trackers: j.trackers, Sites: s.sites})
+		Notify: notifications, Archive: j.archive, Poll: j.console(d.Store), Trackers: j.trackers, Sites: s.sites})
 	if err != nil {
 		return nil, err
 	}

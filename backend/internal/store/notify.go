@@ -136,11 +136,16 @@ func scanEvent(row pgx.Row, extra ...any) (ChapterEvent, error) {
 
 // Target is a Reader's push notification target with how its deliveries go.
 type Target struct {
-	ID        int64
-	ReaderID  int64
-	Kind      string // "ntfy" or "webhook"
-	URL       string
-	CreatedAt time.Time
+	ID       int64
+	ReaderID int64
+	Kind     string // the service: discord, tgram, gotify, matrix, ntfy, json
+	// URL is the Apprise URL as shown: masked when SealedURL holds the full
+	// one, else in full (it has no secret).
+	URL           string
+	SealedURL     []byte
+	SigningSecret []byte // sealed whsec_ secret of a signed webhook
+	CreatedAt     time.Time
+	TargetTerms
 
 	Sent        int
 	Pending     int
@@ -150,15 +155,47 @@ type Target struct {
 	LastErrorAt *time.Time
 }
 
+// TargetTerms are the Reader's terms for one target: when it sends.
+type TargetTerms struct {
+	Name         string
+	Mode         string // "each", "threshold" or "digest"
+	Threshold    int
+	Digest       string // "daily" or "weekly"
+	DigestHour   int
+	TimeZone     string
+	LastDigestAt *time.Time
+}
+
+// NewTarget is a target to save; the caller has validated and sealed it.
+type NewTarget struct {
+	Kind, URL                string
+	SealedURL, SigningSecret []byte
+	TargetTerms
+}
+
 // CreateTarget adds a push target; the same kind and URL twice is
-// ErrConflict. The caller has validated the URL.
-func (s *Store) CreateTarget(ctx context.Context, readerID int64, kind, rawURL string) (Target, error) {
-	t := Target{ReaderID: readerID, Kind: kind, URL: rawURL}
+// ErrConflict.
+func (s *Store) CreateTarget(ctx context.Context, readerID int64, in NewTarget) (Target, error) {
+	t := Target{ReaderID: readerID, Kind: in.Kind, URL: in.URL, SealedURL: in.SealedURL, SigningSecret: in.SigningSecret, TargetTerms: in.TargetTerms}
+	if t.Mode == "" {
+		t.Mode = "each"
+	}
+	if t.Threshold == 0 {
+		t.Threshold = 1
+	}
+	if t.Digest == "" {
+		t.Digest = "daily"
+	}
+	if t.TimeZone == "" {
+		t.TimeZone = "UTC"
+	}
 	err := s.db.QueryRow(ctx, `
-		INSERT INTO notify_targets (reader_id, kind, url) VALUES ($1, $2, $3) RETURNING id, created_at`,
-		readerID, kind, rawURL).Scan(&t.ID, &t.CreatedAt)
+		INSERT INTO notify_targets (reader_id, kind, url, sealed_url, signing_secret, name, mode, threshold, digest, digest_hour, time_zone)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id, created_at`,
+		readerID, t.Kind, t.URL, t.SealedURL, t.SigningSecret, t.Name, t.Mode, t.Threshold, t.Digest, t.DigestHour, t.TimeZone).
+		Scan(&t.ID, &t.CreatedAt)
 	if isUniqueViolation(err) {
-		return Target{}, fmt.Errorf("target %s: %w", kind, ErrConflict)
+		return Target{}, fmt.Errorf("target %s: %w", in.Kind, ErrConflict)
 	}
 	if err != nil {
 		return Target{}, fmt.Errorf("create target: %w", err)
@@ -166,7 +203,8 @@ func (s *Store) CreateTarget(ctx context.Context, readerID int64, kind, rawURL s
 	return t, nil
 }
 
-const targetCols = `t.id, t.reader_id, t.kind, t.url, t.created_at,
+const targetCols = `t.id, t.reader_id, t.kind, t.url, t.sealed_url, t.signing_secret, t.created_at,
+	t.name, t.mode, t.threshold, t.digest, t.digest_hour, t.time_zone, t.last_digest_at,
 	count(*) FILTER (WHERE d.status = 'sent'), count(*) FILTER (WHERE d.status = 'pending'),
 	count(*) FILTER (WHERE d.status = 'failed'),
 	max(d.done_at) FILTER (WHERE d.status = 'sent'),
@@ -175,9 +213,58 @@ const targetCols = `t.id, t.reader_id, t.kind, t.url, t.created_at,
 
 func scanTarget(row pgx.Row) (Target, error) {
 	var t Target
-	err := row.Scan(&t.ID, &t.ReaderID, &t.Kind, &t.URL, &t.CreatedAt, &t.Sent, &t.Pending, &t.Failed,
-		&t.LastSentAt, &t.LastError, &t.LastErrorAt)
+	err := row.Scan(&t.ID, &t.ReaderID, &t.Kind, &t.URL, &t.SealedURL, &t.SigningSecret, &t.CreatedAt,
+		&t.Name, &t.Mode, &t.Threshold, &t.Digest, &t.DigestHour, &t.TimeZone, &t.LastDigestAt,
+		&t.Sent, &t.Pending, &t.Failed, &t.LastSentAt, &t.LastError, &t.LastErrorAt)
 	return t, err
+}
+
+// SetDigestSent records when a target's digest left.
+func (s *Store) SetDigestSent(ctx context.Context, targetID int64, at time.Time) error {
+	if _, err := s.db.Exec(ctx, `UPDATE notify_targets SET last_digest_at = $2 WHERE id = $1`, targetID, at); err != nil {
+		return fmt.Errorf("record digest of target %d: %w", targetID, err)
+	}
+	return nil
+}
+
+// SetMute mutes or unmutes a Series for a Reader's notifications; muting
+// drops the Series' pending deliveries too.
+func (s *Store) SetMute(ctx context.Context, readerID int64, seriesKey string, muted bool) error {
+	var held bool
+	if err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM bookmarks WHERE reader_id = $1 AND series_key = $2)`, readerID, seriesKey).Scan(&held); err != nil {
+		return fmt.Errorf("mute %s: %w", seriesKey, err)
+	}
+	if !held {
+		return ErrNotFound
+	}
+	if !muted {
+		if _, err := s.db.Exec(ctx, `DELETE FROM notify_mutes WHERE reader_id = $1 AND series_key = $2`, readerID, seriesKey); err != nil {
+			return fmt.Errorf("unmute %s: %w", seriesKey, err)
+		}
+		return nil
+	}
+	if _, err := s.db.Exec(ctx, `INSERT INTO notify_mutes (reader_id, series_key) VALUES ($1, $2) ON CONFLICT DO NOTHING`, readerID, seriesKey); err != nil {
+		return fmt.Errorf("mute %s: %w", seriesKey, err)
+	}
+	if _, err := s.db.Exec(ctx, `
+		DELETE FROM notify_deliveries d USING latest_chapter_history h
+		WHERE d.reader_id = $1 AND d.status = 'pending' AND h.id = d.history_id AND h.series_key = $2`, readerID, seriesKey); err != nil {
+		return fmt.Errorf("mute %s: %w", seriesKey, err)
+	}
+	return nil
+}
+
+// Muted lists the keys of a Reader's muted Series.
+func (s *Store) Muted(ctx context.Context, readerID int64) ([]string, error) {
+	rows, err := s.db.Query(ctx, `SELECT series_key FROM notify_mutes WHERE reader_id = $1 ORDER BY series_key`, readerID)
+	if err != nil {
+		return nil, fmt.Errorf("muted series: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("muted series: %w", err)
+	}
+	return out, nil
 }
 
 // ListTargets lists a Reader's targets, oldest first, with delivery counts.
@@ -237,7 +324,7 @@ func (s *Store) CountTargets(ctx context.Context, readerID int64) (int, error) {
 // window into the ledger of every target whose Reader holds the Series, and
 // returns how many entered and the targets that now have deliveries
 // pending. A change is left out for a Reader whose Progress already reaches
-// it, for a Bookmark or target made after it was seen, and when it is the
+// it, for a Series the Reader muted, for a Bookmark or target made after it was seen, and when it is the
 // Series' first Latest Chapter (its Acquisition). The primary key keeps a
 // change from entering a target's ledger twice, whichever replica scans.
 func (s *Store) QueueDeliveries(ctx context.Context, window time.Duration) (queued int, targets []int64, err error) {
@@ -252,6 +339,7 @@ func (s *Store) QueueDeliveries(ctx context.Context, window time.Duration) (queu
 		  AND h.first_seen_at >= t.created_at AND h.first_seen_at >= b.created_at
 		  AND NOT (b.chapter_number IS NOT NULL AND h.number IS NOT NULL AND b.chapter_number >= h.number)
 		  AND NOT EXISTS (SELECT 1 FROM notify_deliveries d WHERE d.target_id = t.id AND d.history_id = h.id)
+		  AND NOT EXISTS (SELECT 1 FROM notify_mutes m WHERE m.reader_id = t.reader_id AND m.series_key = h.series_key)
 		ON CONFLICT (target_id, history_id) DO NOTHING`, window)
 	if err != nil {
 		return 0, nil, fmt.Errorf("queue deliveries: %w", err)
@@ -296,12 +384,8 @@ func (s *Store) ClaimDeliveries(ctx context.Context, targetID int64, limit int) 
 	if s.tx == nil {
 		return nil, fmt.Errorf("claim deliveries: not in a transaction")
 	}
-	if _, err := s.db.Exec(ctx, `
-		DELETE FROM notify_deliveries d
-		USING latest_chapter_history h
-		WHERE d.target_id = $1 AND d.status = 'pending' AND h.id = d.history_id
-		  AND NOT EXISTS (SELECT 1 FROM bookmarks b WHERE b.reader_id = d.reader_id AND b.series_key = h.series_key)`, targetID); err != nil {
-		return nil, fmt.Errorf("drop deliveries of removed bookmarks: %w", err)
+	if err := s.dropStale(ctx, targetID); err != nil {
+		return nil, err
 	}
 	rows, err := s.db.Query(ctx, `
 		SELECT h.id, s.key, s.site, s.kind, s.series_url,
@@ -329,6 +413,42 @@ func (s *Store) ClaimDeliveries(ctx context.Context, targetID int64, limit int) 
 		return nil, fmt.Errorf("claim deliveries: %w", err)
 	}
 	return out, nil
+}
+
+// dropStale deletes a target's pending deliveries that are no news any
+// more: the Bookmark is gone, the Series was muted, or the Reader's Progress
+// reached the chapter since it was queued.
+func (s *Store) dropStale(ctx context.Context, targetID int64) error {
+	if _, err := s.db.Exec(ctx, `
+		DELETE FROM notify_deliveries d
+		USING latest_chapter_history h
+		WHERE d.target_id = $1 AND d.status = 'pending' AND h.id = d.history_id
+		  AND (NOT EXISTS (SELECT 1 FROM bookmarks b WHERE b.reader_id = d.reader_id AND b.series_key = h.series_key)
+		       OR EXISTS (SELECT 1 FROM bookmarks b WHERE b.reader_id = d.reader_id AND b.series_key = h.series_key
+		                  AND b.chapter_number IS NOT NULL AND h.number IS NOT NULL AND b.chapter_number >= h.number)
+		       OR EXISTS (SELECT 1 FROM notify_mutes m WHERE m.reader_id = d.reader_id AND m.series_key = h.series_key))`, targetID); err != nil {
+		return fmt.Errorf("drop stale deliveries of target %d: %w", targetID, err)
+	}
+	return nil
+}
+
+// PendingDeliveries counts a target's pending deliveries that are still
+// news (dropping the others) and says when the oldest entered the queue.
+func (s *Store) PendingDeliveries(ctx context.Context, targetID int64) (int, time.Time, error) {
+	if err := s.dropStale(ctx, targetID); err != nil {
+		return 0, time.Time{}, err
+	}
+	var n int
+	var oldest *time.Time
+	err := s.db.QueryRow(ctx, `SELECT count(*), min(created_at) FROM notify_deliveries WHERE target_id = $1 AND status = 'pending'`, targetID).
+		Scan(&n, &oldest)
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("pending deliveries of target %d: %w", targetID, err)
+	}
+	if oldest == nil {
+		return n, time.Time{}, nil
+	}
+	return n, *oldest, nil
 }
 
 // Delivery outcomes.

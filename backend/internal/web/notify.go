@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/url"
 	"strconv"
 
 	"github.com/go-chi/chi/v5"
@@ -24,6 +23,8 @@ func init() {
 		"feed-revoked":   "Feed URL revoked. Feed readers using it now get 404.",
 		"target-added":   "Notification target added. New chapters will be sent there; try “Send test”.",
 		"target-deleted": "Notification target removed.",
+		"muted":          "Notifications muted: new chapters of this Series reach none of your targets.",
+		"unmuted":        "Notifications on: new chapters of this Series reach your targets again.",
 	} {
 		flashes[code] = msg
 	}
@@ -42,6 +43,31 @@ func (u *UI) notifyRoutes(r chi.Router) {
 	r.Post("/settings/notify", u.targetCreate)
 	r.Post("/settings/notify/{id}/delete", u.targetDelete)
 	r.Post("/settings/notify/{id}/test", u.targetTest)
+	r.Post("/series/{key}/mute", u.seriesMute)
+}
+
+// seriesMute mutes or unmutes a held Series for every target of the Reader.
+func (u *UI) seriesMute(w http.ResponseWriter, r *http.Request) {
+	reader, _ := readerFrom(r)
+	key, ok := u.seriesKey(w, r)
+	if !ok {
+		return
+	}
+	muted := r.PostForm.Get("muted") == "1"
+	err := u.store.SetMute(r.Context(), reader.ID, key, muted)
+	if errors.Is(err, store.ErrNotFound) {
+		u.refuse(w, r, err, "No such Bookmark", "You hold no Bookmark on "+key+".")
+		return
+	}
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	msg := "unmuted"
+	if muted {
+		msg = "muted"
+	}
+	http.Redirect(w, r, withMsg(seriesPath(key), msg)+"#notify-mute", http.StatusSeeOther)
 }
 
 // notifySection is what the settings page shows of notifications.
@@ -52,7 +78,15 @@ type notifySection struct {
 	MaxTargets int
 	// The add form, refilled after an error.
 	TargetKind, TargetURL, TargetError string
+	Form                               notify.TargetSpec
 	Test                               *testResult
+	// NewSecret is a signed webhook's whsec_ secret, in the answer to the
+	// POST that made it only.
+	NewSecret *newSecret
+}
+
+type newSecret struct {
+	Target, Secret string
 }
 
 type feedInfo struct {
@@ -61,7 +95,8 @@ type feedInfo struct {
 
 type targetRow struct {
 	ID                   int64
-	Kind, Shown          string
+	Kind, Shown, Name    string
+	Terms                string
 	Sent, Pending        int
 	Failed               int
 	LastSent             *when
@@ -73,6 +108,9 @@ type testResult struct {
 	Target string
 	OK     bool
 	Error  string
+	// The service's answer.
+	Status int
+	Answer string
 }
 
 // loadNotify fills the section for renderSettings; nil when notifications
@@ -81,7 +119,7 @@ func (u *UI) loadNotify(ctx context.Context, readerID int64) (*notifySection, er
 	if u.notify == nil {
 		return nil, nil
 	}
-	sec := &notifySection{MaxTargets: notify.MaxTargets, TargetKind: notify.KindNtfy}
+	sec := &notifySection{MaxTargets: notify.MaxTargets, TargetKind: "apprise", Form: notify.TargetSpec{Mode: notify.ModeEach}}
 	fs, err := u.store.FeedSecretOf(ctx, readerID)
 	switch {
 	case err == nil:
@@ -96,7 +134,7 @@ func (u *UI) loadNotify(ctx context.Context, readerID int64) (*notifySection, er
 	for _, t := range targets {
 		id := strconv.FormatInt(t.ID, 10)
 		sec.Targets = append(sec.Targets, targetRow{
-			ID: t.ID, Kind: t.Kind, Shown: shownURL(t.URL),
+			ID: t.ID, Kind: t.Kind, Shown: t.URL, Name: t.Name, Terms: termsText(t.TargetTerms),
 			Sent: t.Sent, Pending: t.Pending, Failed: t.Failed, LastSent: u.when(t.LastSentAt), LastError: t.LastError,
 			TestPath: "/settings/notify/" + id + "/test", DeletePath: "/settings/notify/" + id + "/delete",
 		})
@@ -104,18 +142,15 @@ func (u *UI) loadNotify(ctx context.Context, readerID int64) (*notifySection, er
 	return sec, nil
 }
 
-// shownURL is a target URL as listed: without its query, where ntfy's
-// access token and many webhook tokens live.
-func shownURL(raw string) string {
-	v, err := url.Parse(raw)
-	if err != nil {
-		return raw
+// termsText says when a target sends, for the list.
+func termsText(t store.TargetTerms) string {
+	switch t.Mode {
+	case notify.ModeThreshold:
+		return "once " + strconv.Itoa(t.Threshold) + " chapters wait"
+	case notify.ModeDigest:
+		return t.Digest + " digest at " + strconv.Itoa(t.DigestHour) + ":00 " + t.TimeZone
 	}
-	if v.RawQuery != "" {
-		v.RawQuery = ""
-		return v.String() + "?…"
-	}
-	return v.String()
+	return "each chapter"
 }
 
 // editNotify runs edit on the notifications section of the settings page.
@@ -150,14 +185,46 @@ func (u *UI) feedRevoke(w http.ResponseWriter, r *http.Request) {
 
 func (u *UI) targetCreate(w http.ResponseWriter, r *http.Request) {
 	reader, _ := readerFrom(r)
-	kind, raw := r.PostForm.Get("kind"), r.PostForm.Get("url")
-	_, err := u.notify.AddTarget(r.Context(), reader.ID, kind, raw)
-	var msg string
+	f := r.PostForm
+	kind, raw := f.Get("kind"), f.Get("url")
+	spec := notify.TargetSpec{URL: raw, Name: f.Get("name"), Mode: f.Get("mode"), Digest: f.Get("digest"), TimeZone: f.Get("time_zone")}
+	if kind == notify.KindNtfy || kind == notify.KindWebhook {
+		spec.URL = notify.FromLegacy(kind, raw) // the https URLs of the form before Apprise URLs
+	}
+	var formErr string
+	if v := f.Get("threshold"); v != "" && spec.Mode == notify.ModeThreshold {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			formErr = "The threshold is a number of chapters from 1 up."
+		}
+		spec.Threshold = n
+	}
+	if v := f.Get("digest_hour"); v != "" {
+		h, err := strconv.Atoi(v)
+		if err != nil {
+			formErr = "The digest hour is a number from 0 to 23."
+		}
+		spec.DigestHour = &h
+	}
+	var c notify.Created
+	var err error
+	if formErr == "" {
+		c, err = u.notify.AddTarget(r.Context(), reader.ID, spec)
+	}
+	msg := formErr
 	switch {
+	case formErr != "":
+	case err == nil && c.SigningSecret != "":
+		// Shown once: the page answers the POST itself rather than
+		// redirecting, so the secret is in no URL and no later page.
+		u.editNotify(w, r, http.StatusOK, func(s *notifySection) {
+			s.NewSecret = &newSecret{Target: c.URL, Secret: c.SigningSecret}
+		})
+		return
 	case err == nil:
 		http.Redirect(w, r, "/settings?msg=target-added#notifications", http.StatusSeeOther)
 		return
-	case errors.Is(err, notify.ErrInvalidTarget):
+	case errors.Is(err, notify.ErrInvalidTarget), errors.Is(err, notify.ErrNoSecretKey):
 		msg = err.Error() + "."
 	case errors.Is(err, notify.ErrTooManyTargets):
 		msg = "You have " + strconv.Itoa(notify.MaxTargets) + " targets already: remove one first."
@@ -168,7 +235,7 @@ func (u *UI) targetCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u.editNotify(w, r, http.StatusUnprocessableEntity, func(s *notifySection) {
-		s.TargetError, s.TargetKind, s.TargetURL = msg, kind, raw
+		s.TargetError, s.TargetKind, s.TargetURL, s.Form = msg, kind, raw, spec
 	})
 }
 
@@ -218,8 +285,10 @@ func (u *UI) targetTest(w http.ResponseWriter, r *http.Request) {
 		u.serverError(w, r, err)
 		return
 	}
-	res := &testResult{Target: shownURL(t.URL), OK: true}
-	if err := u.notify.SendTest(r.Context(), reader, id); err != nil {
+	res := &testResult{Target: t.URL, OK: true}
+	reply, err := u.notify.SendTest(r.Context(), reader, id)
+	res.Status, res.Answer = reply.Status, reply.Body
+	if err != nil {
 		res.OK = false
 		res.Error = err.Error()
 		if c := gate.Class(err); c != "" && c != gate.ClassTimeout {

@@ -69,6 +69,14 @@ type ownerSitesPage struct {
 	Families []familyChoice
 	Form     siteForm
 	Probe    *probeView
+	// Alerts are the Owner alerts raised and not yet recovered
+	// (notify.Watch), the same ones the Owner's targets were told of.
+	Alerts []alertRow
+}
+
+type alertRow struct {
+	Kind, Site, Cause, Message string
+	Raised                     *when
 }
 
 func (u *UI) ownerSites(w http.ResponseWriter, r *http.Request) {
@@ -85,6 +93,16 @@ func (u *UI) renderSites(w http.ResponseWriter, r *http.Request, status int, for
 	}
 	p := ownerSitesPage{common: u.base(r, "Sites", "owner"), Policy: st.Policy, Interval: shortDuration(u.poll.Interval), AllPaused: st.AllPaused,
 		Adding: u.sites != nil, Families: familyChoices(form.Family), Form: form, Probe: probe}
+	alerts, err := u.store.OwnerAlerts(r.Context())
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	for _, a := range alerts {
+		if a.RaisedAt != nil {
+			p.Alerts = append(p.Alerts, alertRow{Kind: a.Kind, Site: a.Site, Cause: a.Cause, Message: a.Message, Raised: u.when(a.RaisedAt)})
+		}
+	}
 	for _, s := range st.Sites {
 		base := "/owner/sites/" + url.PathEscape(s.Site.Name)
 		row := siteRow{

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 
 	"github.com/go-chi/chi/v5"
 
@@ -29,6 +30,10 @@ type seriesPage struct {
 
 	// Archive is the path of the Series' archive page, "" without one.
 	Archive string
+
+	// MuteShown offers the notifications' mute (a held Series, with
+	// notifications configured); Muted says it is on.
+	MuteShown, Muted bool
 
 	// Poll is how the Series is polled (series_poll.go).
 	Poll *pollFacts
@@ -101,6 +106,14 @@ func (u *UI) seriesShow(w http.ResponseWriter, r *http.Request) {
 		if p.Trackers, err = u.loadSeriesTrackers(r, reader.ID, s.Key, b.Title); err != nil {
 			u.serverError(w, r, err)
 			return
+		}
+		if u.notify != nil {
+			muted, err := u.store.Muted(r.Context(), reader.ID)
+			if err != nil {
+				u.serverError(w, r, err)
+				return
+			}
+			p.MuteShown, p.Muted = true, slices.Contains(muted, s.Key)
 		}
 	}
 	if u.archive != nil {

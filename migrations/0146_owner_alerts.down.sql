@@ -1,0 +1,2 @@
+DROP TABLE site_health;
+DROP TABLE owner_alerts;
