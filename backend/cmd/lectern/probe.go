@@ -180,27 +180,43 @@ func probeFiles(env *cmdEnv, s *latest.Site, page, pageURL string, files []strin
 }
 
 // savedBodies answers a Site's further requests with the saved bodies, in
-// the order given.
+// the order given. Once they are spent, a request for an address whose path
+// a body already answered gets that body again: the same resource read with
+// another query (MangaDex's feed, asked newest first for the Latest Chapter,
+// then in reading order for the chapter list), as the Poll's reads are one
+// file each.
 type savedBodies struct {
 	bodies [][]byte
 	files  []string
+	byPath map[string][]byte
 }
 
-func (b *savedBodies) next(what string) ([]byte, error) {
+func (b *savedBodies) next(rawURL, what string) ([]byte, error) {
+	path := rawURL
+	if u, err := url.Parse(rawURL); err == nil {
+		path = u.Host + u.Path
+	}
 	if len(b.bodies) == 0 {
+		if body, ok := b.byPath[path]; ok {
+			return body, nil
+		}
 		return nil, fmt.Errorf("the Site asks for %s, and no further --file is given", what)
 	}
 	body := b.bodies[0]
 	b.bodies = b.bodies[1:]
+	if b.byPath == nil {
+		b.byPath = map[string][]byte{}
+	}
+	b.byPath[path] = body
 	return body, nil
 }
 
 func (b *savedBodies) FetchPage(_ context.Context, rawURL string) ([]byte, error) {
-	return b.next(rawURL)
+	return b.next(rawURL, rawURL)
 }
 
 func (b *savedBodies) PostForm(_ context.Context, rawURL string, form url.Values) ([]byte, error) {
-	return b.next("POST " + rawURL + " " + form.Encode())
+	return b.next(rawURL, "POST "+rawURL+" "+form.Encode())
 }
 
 // printProbe writes the result and returns the exit status.

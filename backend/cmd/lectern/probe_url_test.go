@@ -95,3 +95,27 @@ func TestProbeURLReadsMangadexThroughItsAPI(t *testing.T) {
 	}
 	require.Equal(t, []string{"api.mangadex.org/manga/" + id, "api.mangadex.org/manga/" + id + "/feed"}, hosts, "the API, never the title page")
 }
+
+// The poll's bodies saved as files, in the order the Poll reads them (the
+// MangaDex record, then its feed), give the same answers: the feed read
+// again with another query for the chapter list is the same file.
+func TestProbeFilesReadMangadexAsThePollDoes(t *testing.T) {
+	t.Parallel()
+	const id = "8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f"
+	f := func(name string) string { return filepath.Join(siteFixtures, "mangadex", name) }
+	code, out, errOut := runCmd(t, nil, "", "probe", "--site", "mangadex", "--url", "https://api.mangadex.org/manga/"+id,
+		"--file", f("series.json"), "--file", f("feed.json"), "--page", "series")
+	require.Equal(t, 0, code, errOut)
+	var r map[string]any
+	require.NoError(t, jsonUnmarshal(out, &r), out)
+	require.Equal(t, "mangadex:"+id, r["key"])
+	require.Equal(t, "Chapter 10.5 - Side Story", r["latest_chapter"].(map[string]any)["label"])
+	require.NotEmpty(t, r["chapters"])
+	require.Empty(t, r["problem"], r["detail"])
+
+	// The record alone answers what it holds and names the body it lacks.
+	code, out, _ = runCmd(t, nil, "", "probe", "--site", "mangadex", "--url", "https://api.mangadex.org/manga/"+id, "--file", f("series.json"))
+	require.Equal(t, 0, code)
+	require.NoError(t, jsonUnmarshal(out, &r), out)
+	require.Equal(t, "The Lantern Keeper's Apprentice", r["title"])
+}
