@@ -76,8 +76,6 @@ func TestRoyalroadKeepsTheTablesOrder(t *testing.T) {
 	require.Equal(t, append(append([]string{}, royalroadChapterRows...), row(c)), rows(list))
 }
 
-func rowOf(c Chapter) string { return row(c) }
-
 func TestOrderedNumbers(t *testing.T) {
 	t.Parallel()
 	var list []Chapter

@@ -147,7 +147,7 @@ func parseTelegram(rest string) (Endpoint, error) {
 		if len(parts) == 1 {
 			return Endpoint{}, fmt.Errorf("the chat id is missing; %s", form)
 		}
-		return Endpoint{}, fmt.Errorf("Lectern sends to one chat per target; %s", form)
+		return Endpoint{}, fmt.Errorf("one chat per target: Lectern sends to a single chat id; %s", form)
 	}
 	m := telegramBot.FindStringSubmatch(parts[0])
 	if m == nil {
