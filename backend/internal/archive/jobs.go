@@ -24,13 +24,23 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
-// ChapterArgs is the archive_chapter job: archive one chapter. It is unique
-// by the chapter's URL while queued or running, so two requests, a Reader's
-// and a follow, never archive one chapter twice at once.
+// ChapterArgs is the archive_chapter job: archive one chapter, as it was
+// queued at Queued (the row's queued_at). That two requests, a Reader's and
+// a follow, never archive one chapter twice at once is the chapter row's
+// doing: only a chapter that is not queued (or archived) is queued again,
+// under the row's lock. The job is unique by the chapter's URL and that
+// queueing while queued or running, so the same queueing inserts one job,
+// and a later queueing always gets a job of its own: River finishes a job
+// only after its worker has returned, so a chapter queued again the moment
+// its last attempt ended (the sweep, the Owner's retry, a Reader's request)
+// still finds that job running, and a job unique by URL alone would be
+// skipped as its duplicate, leaving the chapter queued with no job to run
+// it. A job of an earlier queueing that runs anyway does nothing.
 type ChapterArgs struct {
-	URL       string `json:"url" river:"unique"`
-	ChapterID int64  `json:"chapter_id"`
-	Series    string `json:"series"`
+	URL       string    `json:"url" river:"unique"`
+	ChapterID int64     `json:"chapter_id"`
+	Series    string    `json:"series"`
+	Queued    time.Time `json:"queued,omitzero" river:"unique"`
 }
 
 // Kind is River's job kind.
@@ -251,6 +261,10 @@ func (s *Service) archiveChapter(ctx context.Context, a ChapterArgs, attempt, ma
 	}
 	if ch.State != store.ArchiveQueued {
 		// Cancelled by the Owner, or finished by an earlier attempt.
+		return nil
+	}
+	if !a.Queued.IsZero() && !a.Queued.Equal(ch.QueuedAt) {
+		// Queued again since this job was: that queueing's job archives it.
 		return nil
 	}
 	site, err := s.siteOf(ch.SeriesKey)

@@ -194,9 +194,15 @@ func (s *Service) ensure(ctx context.Context, tx *store.Store, key string, in st
 	return true, s.queueChapter(ctx, tx, ch)
 }
 
-// queueChapter inserts a chapter's job in the transaction that queued it.
+// queueChapter inserts a chapter's job in the transaction that queued it,
+// for that queueing (ch.QueuedAt), so a job of an earlier one still
+// finishing never stands in for it (ChapterArgs). A duplicate is a job of
+// this very queueing, which runs it.
 func (s *Service) queueChapter(ctx context.Context, tx *store.Store, ch store.ArchiveChapter) error {
-	res, err := s.River.InsertTx(ctx, tx.Tx(), ChapterArgs{URL: ch.URL, ChapterID: ch.ID, Series: ch.SeriesKey}, nil)
+	if ch.State != store.ArchiveQueued || ch.QueuedAt.IsZero() {
+		return fmt.Errorf("queue archive of %s: the chapter is %s, queued at %v", ch.URL, ch.State, ch.QueuedAt)
+	}
+	res, err := s.River.InsertTx(ctx, tx.Tx(), ChapterArgs{URL: ch.URL, ChapterID: ch.ID, Series: ch.SeriesKey, Queued: ch.QueuedAt}, nil)
 	if err != nil {
 		return fmt.Errorf("queue archive of %s: %w", ch.URL, err)
 	}

@@ -39,6 +39,12 @@ const RetryExhaustedAfter = 24 * time.Hour
 // follow job before calling it missed.
 const followGrace = time.Hour
 
+// strandedGrace is how long a queued chapter may be without a job in
+// flight before the sweep calls it stranded and gives it one. A chapter's
+// row and its job commit together, so this only leaves room for a job
+// inserted after its row (by hand, or by a tool).
+const strandedGrace = 10 * time.Minute
+
 // SweepArgs is the archive_sweep job.
 type SweepArgs struct{}
 
@@ -75,7 +81,9 @@ type SweepResult struct {
 	// Missed: Latest Chapters found after a Reader began to keep archiving
 	// that no follow queued. Exhausted: chapters that ran out of attempts a
 	// day or more ago. Lost: archived chapters with a page file gone.
-	Missed, Exhausted, Lost int
+	// Stranded: queued chapters, of any Series, that no job in flight
+	// archives (River discarded it, say, after a replica died).
+	Missed, Exhausted, Lost, Stranded int
 }
 
 func (s *Service) sweepEvery() time.Duration {
@@ -110,7 +118,9 @@ func (s *Service) SweepIfDue(ctx context.Context) (SweepResult, bool, error) {
 // attempts ran out a day or more ago, and archived chapters a page file of
 // which is gone from the volume (the check `lectern verify` makes,
 // blob.Store.Has). It runs Follow for the first two, so the Readers' caps
-// hold; a lost chapter stays charged as it was.
+// hold; a lost chapter stays charged as it was. It also gives a job again to
+// any queued chapter left without one (StrandedArchiveChapters), so a
+// chapter queued is archived or fails, never waits forever.
 func (s *Service) Sweep(ctx context.Context) (SweepResult, error) {
 	var res SweepResult
 	now := s.now()
@@ -167,7 +177,30 @@ func (s *Service) Sweep(ctx context.Context) (SweepResult, error) {
 		}
 		res.Lost++
 	}
-	log.InfoContext(ctx, "archive swept", "missed", res.Missed, "exhausted", res.Exhausted, "lost", res.Lost)
+
+	before := now.Add(-strandedGrace)
+	stranded, err := s.Store.StrandedArchiveChapters(ctx, before, sweepBatch)
+	if err != nil {
+		return res, err
+	}
+	for _, c := range stranded {
+		err := s.Store.InTx(ctx, func(tx *store.Store) error {
+			ch, err := tx.RequeueStrandedChapter(ctx, c.ID, before, "queued again: its job ended without archiving it")
+			if err != nil {
+				return err
+			}
+			return s.queueChapter(ctx, tx, ch)
+		})
+		if errors.Is(err, store.ErrArchiveNotQueued) || errors.Is(err, store.ErrNotFound) {
+			continue // changed since it was read
+		}
+		if err != nil {
+			return res, fmt.Errorf("sweep: %w", err)
+		}
+		log.WarnContext(ctx, "stranded chapter queued again", "series", c.SeriesKey, "chapter", c.URL, "queued_at", c.QueuedAt)
+		res.Stranded++
+	}
+	log.InfoContext(ctx, "archive swept", "missed", res.Missed, "exhausted", res.Exhausted, "lost", res.Lost, "stranded", res.Stranded)
 	return res, nil
 }
 

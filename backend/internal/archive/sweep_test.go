@@ -130,3 +130,51 @@ func (r *testBundle) exhaustedAt(url string) any {
 	require.NoError(r.t, r.pool.QueryRow(context.Background(), `SELECT exhausted_at FROM archive_chapters WHERE url = $1`, url).Scan(&at))
 	return at
 }
+
+// A chapter queued again the moment its last attempt ended gets a job of
+// its own: River finishes a job only after its worker has returned, so the
+// job that failed the chapter may still be running (here it stays so), and
+// a job unique by URL alone was skipped as its duplicate, leaving the
+// chapter queued with no job to run it. A queued chapter left without a job
+// all the same (River discarded it) is stranded: the sweep queues it again.
+func TestChapterQueuedAgainWhileItsLastJobFinishes(t *testing.T) {
+	r := setup(t)
+	ctx := context.Background()
+	rd, _ := r.reader("ada", false, true)
+	key := r.hold(rd, mangaURL, "Solo Max-Level Newbie")
+
+	r.site.Status(hitKey("demonicscans.org", "/chaptered.php", "manga=4812&chapter=3"), http.StatusServiceUnavailable)
+	r.queueOnce(rd, key, "3")
+	r.site.Status(hitKey("demonicscans.org", "/chaptered.php", "manga=4812&chapter=3"), 0)
+	ch := r.chapter(mangaChapterURL("3"))
+	var finishing int64
+	require.NoError(t, r.pool.QueryRow(ctx, `
+		UPDATE river_job SET state = 'running', finalized_at = NULL
+		WHERE kind = 'archive_chapter' AND args->>'url' = $1 RETURNING id`, ch.URL).Scan(&finishing))
+
+	require.NoError(t, r.svc.RetryChapter(ctx, ch.ID))
+	queued := r.chapter(ch.URL)
+	require.Equal(t, store.ArchiveQueued, queued.State)
+	require.NotNil(t, queued.JobID)
+	require.NotEqual(t, finishing, *queued.JobID, "a job of its own, not the one finishing")
+	r.waitFor("chapter 3 archived", func() bool { return r.chapter(ch.URL).State == store.ArchiveArchived })
+
+	// Stranded: chapter 4 queued an hour ago and chapter 5 just now, neither
+	// with a job; only the first is past the grace.
+	for _, n := range []string{"4", "5"} {
+		_, q, err := r.st.EnsureArchiveChapter(ctx, key, store.ArchiveChapterInput{URL: mangaChapterURL(n), Label: "Chapter " + n, Position: 60},
+			&rd.ID, store.ArchiveQueued, "", "")
+		require.NoError(t, err)
+		require.True(t, q)
+	}
+	_, err := r.pool.Exec(ctx, `UPDATE archive_chapters SET queued_at = now() - interval '1 hour' WHERE url = $1`, mangaChapterURL("4"))
+	require.NoError(t, err)
+	res, err := r.svc.Sweep(ctx)
+	require.NoError(t, err)
+	require.Equal(t, archive.SweepResult{Stranded: 1}, res)
+	r.waitFor("the stranded chapter archived", func() bool { return r.chapter(mangaChapterURL("4")).State == store.ArchiveArchived })
+	require.Equal(t, store.ArchiveQueued, r.chapter(mangaChapterURL("5")).State, "within the grace: left to its job")
+	res, err = r.svc.Sweep(ctx)
+	require.NoError(t, err)
+	require.Equal(t, archive.SweepResult{}, res, "nothing stranded any more")
+}

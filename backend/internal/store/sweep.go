@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/lectern-reader/lectern/backend/internal/riverjob"
 )
 
 // What the archive's sweep reads and writes: the chapters of followed
@@ -131,6 +133,61 @@ func (s *Store) RequeueArchivedChapter(ctx context.Context, chapterID int64, det
 			return ArchiveChapter{}, err
 		}
 		return ArchiveChapter{}, fmt.Errorf("queue lost chapter %d again: %w", chapterID, err)
+	}
+	return out, nil
+}
+
+// strandedWhere names the stranded chapters (c): queued before $1 with no
+// archive_chapter job in flight for that queueing (a job whose "queued" is
+// another queued_at archives nothing; one without it predates the field).
+var strandedWhere = `c.state = 'queued' AND c.queued_at < $1
+	AND NOT EXISTS (SELECT 1 FROM river_job j
+		WHERE j.kind = '` + riverjob.ArchiveChapter + `' AND j.state IN (` + riverjob.InFlightSQL + `)
+			AND j.args->>'url' = c.url
+			AND (j.args->>'queued' IS NULL OR (j.args->>'queued')::timestamptz = c.queued_at))`
+
+// StrandedArchiveChapters lists the queued chapters, of any Series, that
+// were queued before before and that no job in flight archives: their job
+// ended without archiving them (River discarded it, or it was lost), oldest
+// first, at most limit. A chapter's row and its job commit together, so
+// such a chapter would stay queued, charged and never archived.
+func (s *Store) StrandedArchiveChapters(ctx context.Context, before time.Time, limit int) ([]ArchiveChapter, error) {
+	out, err := collectArchiveChapters(s.db.Query(ctx, `
+		SELECT `+archiveChapterCols+` FROM archive_chapters c
+		WHERE `+strandedWhere+`
+		ORDER BY queued_at, id LIMIT $2`, before, limit))
+	if err != nil {
+		return nil, fmt.Errorf("stranded archive chapters: %w", err)
+	}
+	return out, nil
+}
+
+// RequeueStrandedChapter queues a stranded chapter (StrandedArchiveChapters)
+// again, in the caller's transaction, for the caller to give it a job: its
+// checkpoint stays. ErrArchiveNotQueued when it is no longer stranded.
+func (s *Store) RequeueStrandedChapter(ctx context.Context, chapterID int64, before time.Time, detail string) (ArchiveChapter, error) {
+	var out ArchiveChapter
+	err := s.InTx(ctx, func(tx *Store) error {
+		var id int64
+		err := tx.db.QueryRow(ctx, `
+			SELECT c.id FROM archive_chapters c WHERE c.id = $2 AND `+strandedWhere+`
+			FOR UPDATE OF c`, before, chapterID).Scan(&id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrArchiveNotQueued
+		}
+		if err != nil {
+			return err
+		}
+		out, err = scanArchiveChapter(tx.db.QueryRow(ctx, `
+			UPDATE archive_chapters SET detail = $2, queued_at = now(), updated_at = now()
+			WHERE id = $1 RETURNING `+archiveChapterCols, chapterID, truncateDetail(detail)))
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, ErrArchiveNotQueued) {
+			return ArchiveChapter{}, err
+		}
+		return ArchiveChapter{}, fmt.Errorf("queue stranded chapter %d again: %w", chapterID, err)
 	}
 	return out, nil
 }
