@@ -26,5 +26,7 @@ echo "== staticcheck"
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 echo "== go test -race"
 go test -race -timeout 20m ./...
+echo "== allocation linearity of the extractors (without -race, which they skip)"
+go test -count=1 -run 'IsLinear' ./backend/internal/latest
 echo "== userscripts (node --test)"
 "$NODE" --test userscripts/test/

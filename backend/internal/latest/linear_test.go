@@ -47,6 +47,17 @@ const (
 	linearBytesRatio = 6.0
 )
 
+// skipUnderRace skips an allocation-count test under the race detector: the
+// extractors start no goroutines, the detector only makes parsing ten times
+// slower (minutes of make test), and scripts/test.sh runs these tests in a
+// step of their own without it.
+func skipUnderRace(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("allocation counts; make test runs them without -race")
+	}
+}
+
 func requireLinear(t *testing.T, site *Site, page *url.URL, small, large []byte, what string) {
 	t.Helper()
 	// Warm up once so lazily built tables are not counted against the small body.
@@ -66,6 +77,7 @@ func requireLinear(t *testing.T, site *Site, page *url.URL, small, large []byte,
 
 // Not parallel: the allocation counters are process-wide.
 func TestExtractionIsLinear(t *testing.T) {
+	skipUnderRace(t)
 	if testing.Short() {
 		t.Skip("builds 1 MB bodies")
 	}
@@ -92,6 +104,7 @@ func TestExtractionIsLinear(t *testing.T) {
 // The same with noise built to hurt: deep nesting, long attributes, many
 // blocks that look like the ones extractors look for, in every Site's pages.
 func TestExtractionIsLinearOnHostileBodies(t *testing.T) {
+	skipUnderRace(t)
 	if testing.Short() {
 		t.Skip("builds large bodies")
 	}
@@ -126,6 +139,7 @@ func TestExtractionIsLinearOnHostileBodies(t *testing.T) {
 // A Series with four times the chapters costs four times the work: no step
 // re-scans the page or the list per chapter.
 func TestExtractionIsLinearInChapters(t *testing.T) {
+	skipUnderRace(t)
 	if testing.Short() {
 		t.Skip("builds large bodies")
 	}
