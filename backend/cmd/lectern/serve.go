@@ -10,7 +10,9 @@ import (
 	"net"
 	"os"
 	"strings"
+	"time"
 
+	"github.com/lectern-reader/lectern/backend/internal/blob"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/server"
 	"github.com/lectern-reader/lectern/backend/internal/store"
@@ -53,7 +55,19 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 		return err
 	}
 	defer st.Close()
-	srv, err := server.New(ctx, server.Deps{Config: cfg, Store: st, Logger: logger, Version: version})
+	blobs, err := blob.Open(cfg.Blobs())
+	if err != nil {
+		return err
+	}
+	// Said at start, not at the first Cover; not fatal, because a bucket
+	// briefly away must not stop a replica that also serves Bookmarks (its
+	// Covers answer 503 until the bucket is back).
+	checkCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	if err := blobs.Check(checkCtx); err != nil {
+		logger.ErrorContext(ctx, "the bucket of BLOB_URL cannot be used: Covers and archived pages answer 503 until it can", "blob_url", cfg.BlobURL, "err", err)
+	}
+	cancel()
+	srv, err := server.New(ctx, server.Deps{Config: cfg, Store: st, Logger: logger, Version: version, Blobs: blobs})
 	if err != nil {
 		return err
 	}

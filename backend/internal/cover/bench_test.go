@@ -42,7 +42,7 @@ const (
 //	NGINX_PATH=$(scripts/ensure-nginx.sh) go test -run '^$' -bench CoverRoute -benchtime 5x ./backend/internal/cover/
 func BenchmarkCoverRoute(b *testing.B) {
 	dir := b.TempDir()
-	store := &blob.Store{Dir: dir}
+	store := &blob.FS{Dir: dir}
 	type item struct {
 		route, file string
 		size        int64

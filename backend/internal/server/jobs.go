@@ -17,7 +17,6 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/addedsites"
 	"github.com/lectern-reader/lectern/backend/internal/api"
 	"github.com/lectern-reader/lectern/backend/internal/archive"
-	"github.com/lectern-reader/lectern/backend/internal/blob"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/cover"
 	"github.com/lectern-reader/lectern/backend/internal/fetch"
@@ -270,7 +269,7 @@ func (j *jobs) addWorkers(d Deps, workers *river.Workers, seams *Seams) error {
 		images = tree.Browser
 	}
 	river.AddWorker(workers, &cover.FetchWorker{Fetcher: &cover.Fetcher{
-		Store: d.Store, Covers: &blob.Store{Dir: d.Config.CoverDir},
+		Store: d.Store, Covers: d.Blobs.Covers,
 		Images: tree.Gate, Browser: images, MaxBytes: tree.Gate.MaxBytes(),
 		Pacer: tree.Pacer, Policy: tree.Policy, Logger: d.Logger,
 	}})
