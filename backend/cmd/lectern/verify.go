@@ -15,38 +15,14 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/lectern-reader/lectern/backend/internal/backup"
 	"github.com/lectern-reader/lectern/backend/internal/blob"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 )
 
-// storedKind is one kind of content-addressed file the database names. A
-// new kind (a new table holding addresses) is one more row here.
-type storedKind struct {
-	name string
-	// tables must all exist for the kind to be checked: a database older
-	// than the feature has none of its rows.
-	tables []string
-	// store is where the kind's objects live.
-	store func(*blob.Stores) blob.Store
-	// query returns every address the database names, one per row.
-	query string
-}
-
-var storedKinds = []storedKind{
-	{
-		name: "Cover", tables: []string{"series"},
-		store: func(s *blob.Stores) blob.Store { return s.Covers },
-		query: `SELECT DISTINCT cover_address FROM series WHERE cover_address <> ''`,
-	},
-	{
-		// Staged pages are stored files of a chapter still being archived.
-		// The server keeps page bytes under ARCHIVE_DIR/pages
-		// (backend/internal/server/archive.go).
-		name: "archived page", tables: []string{"archive_pages", "archive_staging"},
-		store: func(s *blob.Stores) blob.Store { return s.Pages },
-		query: `SELECT address FROM archive_pages UNION SELECT address FROM archive_staging`,
-	},
-}
+// storedKinds are the kinds of stored objects the database names: one list,
+// backup's, which its manifest and restore read too.
+var storedKinds = backup.Kinds
 
 func init() {
 	commands["verify"] = command{summary: "check that every stored address has its file, and list files no row names", run: cmdVerify}
@@ -93,7 +69,7 @@ func cmdVerify(ctx context.Context, env *cmdEnv, args []string) int {
 		return 1
 	}
 	if cfg.BlobURL == "" && (cfg.CoverDir == "" || cfg.ArchiveDir == "") {
-		fmt.Fprintln(env.stderr, "lectern: BLOB_URL, or DATA_DIR (or both COVER_DIR and ARCHIVE_DIR), is required: where the stored files are")
+		fmt.Fprintln(env.stderr, "lectern: DATA_DIR (or both COVER_DIR and ARCHIVE_DIR) is required, or BLOB_URL: where the stored files are")
 		return 1
 	}
 	stores, err := blob.Open(cfg.Blobs())
@@ -138,14 +114,14 @@ type verifyReport struct {
 // verifyStore compares the addresses the database names with the objects
 // stored. Kinds sharing a store are judged together: an object is an orphan
 // only when no kind stored there names it.
-func verifyStore(ctx context.Context, pool *pgxpool.Pool, stores *blob.Stores, kinds []storedKind, hash bool) (*verifyReport, error) {
+func verifyStore(ctx context.Context, pool *pgxpool.Pool, stores *blob.Stores, kinds []backup.Kind, hash bool) (*verifyReport, error) {
 	rep := &verifyReport{}
 	named := map[string]map[string]string{} // store URL -> address -> kind name
 	var listed []blob.Store
 	for _, k := range kinds {
-		st := k.store(stores)
-		kc := kindCount{name: k.name, dir: where(st)}
-		ok, err := tablesExist(ctx, pool, k.tables)
+		st := k.Store(stores)
+		kc := kindCount{name: k.Name, dir: where(st)}
+		ok, err := tablesExist(ctx, pool, k.Tables)
 		if err != nil {
 			return nil, err
 		}
@@ -158,26 +134,26 @@ func verifyStore(ctx context.Context, pool *pgxpool.Pool, stores *blob.Stores, k
 			named[st.URL()] = map[string]string{}
 			listed = append(listed, st)
 		}
-		addrs, err := queryAddresses(ctx, pool, k.query)
+		addrs, err := queryAddresses(ctx, pool, k.Query)
 		if err != nil {
-			return nil, fmt.Errorf("read %s addresses: %w", k.name, err)
+			return nil, fmt.Errorf("read %s addresses: %w", k.Name, err)
 		}
 		for _, a := range addrs {
 			kc.named++
 			if !blob.ValidAddress(a) {
 				// Never joined to a path unchecked; a malformed value in a
 				// row is as lost as a missing file.
-				rep.missing = append(rep.missing, finding{k.name, a, "(not a content address)"})
+				rep.missing = append(rep.missing, finding{k.Name, a, "(not a content address)"})
 				continue
 			}
-			named[st.URL()][a] = k.name
+			named[st.URL()][a] = k.Name
 			// The one check of a stored object, the archive's sweep's too.
 			present, err := st.Has(ctx, a, -1)
 			if err != nil {
 				return nil, err
 			}
 			if !present {
-				rep.missing = append(rep.missing, finding{k.name, a, st.Where(a)})
+				rep.missing = append(rep.missing, finding{k.Name, a, st.Where(a)})
 				continue
 			}
 			kc.present++
@@ -187,7 +163,7 @@ func verifyStore(ctx context.Context, pool *pgxpool.Pool, stores *blob.Stores, k
 					return nil, err
 				}
 				if !good {
-					rep.corrupt = append(rep.corrupt, finding{k.name, a, st.Where(a)})
+					rep.corrupt = append(rep.corrupt, finding{k.Name, a, st.Where(a)})
 				}
 			}
 		}
@@ -198,7 +174,7 @@ func verifyStore(ctx context.Context, pool *pgxpool.Pool, stores *blob.Stores, k
 	// the other.
 	var roots []string
 	for _, k := range kinds {
-		if fsys, ok := k.store(stores).(*blob.FS); ok {
+		if fsys, ok := k.Store(stores).(*blob.FS); ok {
 			roots = append(roots, filepath.Clean(fsys.Dir))
 		}
 	}

@@ -220,6 +220,13 @@ func (s *FS) mkdirs(dir string) error {
 	if _, err := os.Stat(dir); err == nil {
 		return nil
 	}
+	// The root's own parents too (ARCHIVE_DIR/pages on a new volume, a
+	// restore's directory): made as needed.
+	if _, err := os.Stat(filepath.Dir(s.Dir)); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(s.Dir), 0o755); err != nil {
+			return err
+		}
+	}
 	for _, d := range []string{s.Dir, filepath.Dir(dir), dir} {
 		err := os.Mkdir(d, 0o755)
 		if errors.Is(err, fs.ErrExist) {
