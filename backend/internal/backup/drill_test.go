@@ -32,10 +32,10 @@ const key = "asura:solo-leveling"
 
 // seeded is what a drill checks after the restore.
 type seeded struct {
-	token      string
-	cover      []byte
-	coverAddr  string
-	pages      [][]byte
+	token     string
+	cover     []byte
+	coverAddr string
+	pages     [][]byte
 }
 
 // seed makes a deployment worth restoring: a Reader with a token and a
