@@ -44,6 +44,8 @@ type Config struct {
 	S3AccessKeyID     string `envconfig:"S3_ACCESS_KEY_ID" desc:"access key id for the bucket"`
 	S3SecretAccessKey string `envconfig:"S3_SECRET_ACCESS_KEY" desc:"secret access key for the bucket (never logged)"`
 	CoverCacheBytes   int64  `envconfig:"COVER_CACHE_BYTES" default:"33554432" desc:"memory for hot Covers kept in front of a bucket, in bytes (32 MiB); 0 keeps none; unused on a volume"`
+	BackupURL         string `envconfig:"BACKUP_URL" desc:"where the daily backup goes: file:///dir (a local or mounted directory; one dated directory per backup, taken by the leader replica once a day); empty takes none"`
+	BackupKeep        int    `envconfig:"BACKUP_KEEP" default:"7" desc:"how many daily backups BACKUP_URL keeps, the newest"`
 	ListenAddr        string `envconfig:"LISTEN_ADDR" default:":8080" desc:"address the HTTP server listens on"`
 	MetricsAddr       string `envconfig:"METRICS_ADDR" desc:"address for Prometheus metrics; empty turns them off"`
 	// TRUSTED_PROXIES: see package clientaddr.
@@ -230,6 +232,14 @@ func (c *Config) check() []string {
 	}
 	if u, err := url.Parse(c.S3Endpoint); c.S3Endpoint != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
 		p = append(p, fmt.Sprintf("S3_ENDPOINT is malformed: %q is not an absolute http(s) URL", c.S3Endpoint))
+	}
+	if c.BackupURL != "" {
+		if rest, ok := strings.CutPrefix(c.BackupURL, "file://"); !ok || !filepath.IsAbs(rest) {
+			p = append(p, fmt.Sprintf("BACKUP_URL is malformed: %q is not file:///dir (an absolute directory)", c.BackupURL))
+		}
+	}
+	if c.BackupKeep < 1 && c.BackupURL != "" {
+		p = append(p, "BACKUP_KEEP is malformed: keep at least 1 backup")
 	}
 	if c.CoverCacheBytes < 0 {
 		p = append(p, "COVER_CACHE_BYTES is malformed: it is a number of bytes, 0 or more")
