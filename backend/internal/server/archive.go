@@ -28,7 +28,7 @@ func newArchive(d Deps, tree *fetch.Tree, site fetch.Fetcher, client *river.Clie
 			return nil, fmt.Errorf("archive directory (ARCHIVE_DIR): %w", err)
 		}
 	}
-	return &archive.Service{
+	svc := &archive.Service{
 		Store:    d.Store,
 		River:    client,
 		Pages:    d.Blobs.Pages,
@@ -39,7 +39,13 @@ func newArchive(d Deps, tree *fetch.Tree, site fetch.Fetcher, client *river.Clie
 		Policy:   tree.Policy,
 		Logger:   d.Logger,
 		BaseURL:  d.Config.PublicBaseURL,
-	}, nil
+	}
+	// A test's shortened rescue reaches the archive's jobs too: River
+	// rescues a job only once its own timeout has passed as well.
+	if s := d.seams(); s.RescueStuckJobsAfter > 0 {
+		svc.JobTimeout = s.RescueStuckJobsAfter
+	}
+	return svc, nil
 }
 
 // addArchiveRoutes adds the Archive's Reader and Owner endpoints to the API;
