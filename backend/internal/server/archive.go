@@ -21,6 +21,12 @@ import (
 // is the one the Poll reads and writes. Page bytes live under
 // ARCHIVE_DIR/pages.
 func newArchive(d Deps, tree *fetch.Tree, site fetch.Fetcher, client *river.Client[pgx.Tx]) (*archive.Service, error) {
+	if d.Blobs == nil { // built by New; a test may call this alone
+		var err error
+		if d.Blobs, err = blob.Open(d.Config.Blobs()); err != nil {
+			return nil, err
+		}
+	}
 	// Made at start on a volume, so one that cannot hold it stops the boot
 	// instead of failing every chapter.
 	if fsys, ok := d.Blobs.Pages.(*blob.FS); ok {
