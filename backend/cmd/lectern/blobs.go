@@ -29,6 +29,10 @@ skipped), then set BLOB_URL to URL and restart. With DATABASE_URL set, it
 then checks that every address a row names is at the destination.`
 
 func cmdBlobs(ctx context.Context, env *cmdEnv, args []string) int {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+		fmt.Fprintln(env.stdout, blobsAbout)
+		return 0
+	}
 	if len(args) == 0 || args[0] != "copy" {
 		fmt.Fprintln(env.stderr, blobsAbout)
 		return 2
@@ -124,6 +128,10 @@ store of BLOB_URL (or DATA_DIR's volume). Then start the server; run
 'lectern verify' to see every named object present.`
 
 func cmdBackup(ctx context.Context, env *cmdEnv, args []string) int {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+		fmt.Fprintln(env.stdout, backupAbout)
+		return 0
+	}
 	if len(args) == 0 || (args[0] != "create" && args[0] != "restore") {
 		fmt.Fprintln(env.stderr, backupAbout)
 		return 2
