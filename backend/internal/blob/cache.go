@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"container/list"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
+
+	"golang.org/x/sync/singleflight"
 )
 
 // Cached keeps the bytes of recently read objects in memory in front of a
@@ -16,6 +19,8 @@ import (
 type Cached struct {
 	Store
 	max int64
+
+	group singleflight.Group
 
 	mu      sync.Mutex
 	size    int64
@@ -38,26 +43,44 @@ func NewCached(s Store, max int64) Store {
 
 // Open serves a cached object from memory, or reads the whole object from
 // the store and keeps it when it fits in an eighth of the cache (one large
-// page image must not empty the cache of Covers).
+// page image must not empty the cache of Covers). Concurrent misses of one
+// address share one read of the store (a Bookmark list's Covers are asked
+// by many browsers at once after a restart).
 func (c *Cached) Open(ctx context.Context, address string) (Object, error) {
 	if b, ok := c.get(address); ok {
 		return memObject{bytes.NewReader(b)}, nil
 	}
-	o, err := c.Store.Open(ctx, address)
-	if err != nil {
-		return nil, err
+	v, err, _ := c.group.Do(address, func() (any, error) {
+		if b, ok := c.get(address); ok {
+			return b, nil
+		}
+		o, err := c.Store.Open(ctx, address)
+		if err != nil {
+			return nil, err
+		}
+		defer o.Close()
+		if o.Size() > c.max/8 {
+			return nil, errTooLarge
+		}
+		b := make([]byte, o.Size())
+		if _, err := io.ReadFull(o, b); err != nil {
+			return nil, fmt.Errorf("read %s: %w: %w", c.Where(address), ErrUnavailable, err)
+		}
+		c.add(address, b)
+		return b, nil
+	})
+	if err == nil {
+		return memObject{bytes.NewReader(v.([]byte))}, nil
 	}
-	if o.Size() > c.max/8 {
-		return o, nil
+	// Too large to keep, or the shared read ended with the context of
+	// the request that started it: this request reads for itself.
+	if errors.Is(err, errTooLarge) || (ctx.Err() == nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))) {
+		return c.Store.Open(ctx, address)
 	}
-	defer o.Close()
-	b := make([]byte, o.Size())
-	if _, err := io.ReadFull(o, b); err != nil {
-		return nil, fmt.Errorf("read %s: %w: %w", c.Where(address), ErrUnavailable, err)
-	}
-	c.add(address, b)
-	return memObject{bytes.NewReader(b)}, nil
+	return nil, err
 }
+
+var errTooLarge = errors.New("too large for the cache")
 
 // CachedBytes is how many bytes the cache holds, for tests and metrics.
 func (c *Cached) CachedBytes() int64 {

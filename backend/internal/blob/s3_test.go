@@ -13,8 +13,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lectern-reader/lectern/backend/internal/blob"
@@ -268,4 +272,51 @@ func TestOpenSettings(t *testing.T) {
 	_, err = blob.NewS3("b", "", blob.S3Options{Endpoint: "ftp://x"})
 	require.Error(t, err)
 	require.True(t, errors.Is(err, err))
+}
+
+// countingTransport counts requests and holds each one a moment, so that
+// concurrent misses overlap.
+type countingTransport struct {
+	n    atomic.Int64
+	hold time.Duration
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	time.Sleep(c.hold)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// Concurrent misses of one Cover share one read of the bucket.
+func TestCoverCacheMissesShareOneRead(t *testing.T) {
+	t.Parallel()
+	srv := s3test.Start(t)
+	srv.Bucket(t, "bkt")
+	ctx := context.Background()
+	plain := newS3(t, srv, "bkt", "")
+	b := imagetest.PNG(t, 30_000)
+	addr, err := plain.Put(ctx, b, imagetype.TypePNG)
+	require.NoError(t, err)
+
+	tr := &countingTransport{hold: 200 * time.Millisecond}
+	o := srv.Options()
+	o.Transport = tr
+	inner, err := blob.NewS3("bkt", "", o)
+	require.NoError(t, err)
+	c := blob.NewCached(inner, 1<<20)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			r, err := c.Open(ctx, addr)
+			if !assert.NoError(t, err) {
+				return
+			}
+			got, err := io.ReadAll(r)
+			assert.NoError(t, err)
+			assert.True(t, bytes.Equal(b, got))
+			_ = r.Close()
+		})
+	}
+	wg.Wait()
+	require.LessOrEqual(t, tr.n.Load(), int64(2), "one read of the bucket (its GET), not one per request")
 }
