@@ -190,8 +190,23 @@ func (s *S3) Open(ctx context.Context, address string) (Object, error) {
 		_ = o.Close()
 		return nil, s.err("open cover", address, err)
 	}
+	if info.Size <= wholeReadMax {
+		// One GET: the body of the request Stat made, read whole. Streamed,
+		// the Cover route's sniff (ReadAt) and ServeContent's seek back to
+		// the start would cost a second, ranged GET.
+		defer o.Close()
+		b := make([]byte, info.Size)
+		if _, err := io.ReadFull(o, b); err != nil {
+			return nil, s.err("read cover", address, err)
+		}
+		return memObject{bytes.NewReader(b)}, nil
+	}
 	return s3Object{o, info.Size}, nil
 }
+
+// wholeReadMax is the largest object Open reads whole into memory: every
+// Cover and most page images (COVER_MAX_BYTES is 2 MiB).
+const wholeReadMax = 1 << 20
 
 type s3Object struct {
 	*minio.Object

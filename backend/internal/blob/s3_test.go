@@ -320,3 +320,29 @@ func TestCoverCacheMissesShareOneRead(t *testing.T) {
 	wg.Wait()
 	require.LessOrEqual(t, tr.n.Load(), int64(2), "one read of the bucket (its GET), not one per request")
 }
+
+// An object above a mebibyte streams (ranges for ReadAt and Seek) instead
+// of being read whole.
+func TestS3StreamsLargeObjects(t *testing.T) {
+	t.Parallel()
+	srv := s3test.Start(t)
+	srv.Bucket(t, "bkt")
+	s := newS3(t, srv, "bkt", "pages")
+	ctx := context.Background()
+	b := imagetest.JPEG(t, 1_500_000)
+	addr, err := s.Put(ctx, b, imagetype.TypeJPEG)
+	require.NoError(t, err)
+	o, err := s.Open(ctx, addr)
+	require.NoError(t, err)
+	defer o.Close()
+	require.EqualValues(t, len(b), o.Size())
+	mid := make([]byte, 1000)
+	_, err = o.ReadAt(mid, 1_200_000)
+	require.NoError(t, err)
+	require.Equal(t, b[1_200_000:1_201_000], mid)
+	_, err = o.Seek(0, io.SeekStart)
+	require.NoError(t, err)
+	got, err := io.ReadAll(o)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(b, got))
+}
