@@ -51,4 +51,6 @@ bench:
 	go run ./backend/cmd/bench pacing
 	go run ./backend/cmd/bench crash
 	go run ./backend/cmd/bench scale
-	NGINX_PATH=$$(scripts/ensure-nginx.sh || true) go test -run '^$$' -bench CoverRoute -benchtime 5x ./backend/internal/cover/
+	go run ./backend/cmd/bench backup
+	VERSITYGW=$$(scripts/ensure-versitygw.sh) go test -run '^$$' -bench BlobsCopy -benchtime 1x ./backend/internal/blob/
+	VERSITYGW=$$(scripts/ensure-versitygw.sh) NGINX_PATH=$$(scripts/ensure-nginx.sh || true) go test -run '^$$' -bench CoverRoute -benchtime 5x ./backend/internal/cover/

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `make test`: every test. Go vet and staticcheck, the Go suite with the race
 # detector on a real Postgres (TEST_DATABASE_URL, or a throwaway cluster
-# started here for the whole run), real headless Chromium, and the
-# userscripts' Node tests.
+# started here for the whole run), real headless Chromium, a real S3 server
+# (versitygw, found or built in the background while vet and staticcheck
+# run), and the userscripts' Node tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,10 +21,27 @@ if [ -z "${TEST_DATABASE_URL:-}" ]; then
   export TEST_DATABASE_URL
 fi
 
+# The S3 tests' server: found, or built (minutes on a cold module cache)
+# while vet and staticcheck run. A failure stops the run here, before the
+# suite, so the S3 tests never pass by being skipped.
+vgw_log=$(mktemp "${TMPDIR:-/tmp}/lectern-versitygw.XXXXXX")
+scripts/ensure-versitygw.sh >"$vgw_log" 2>&1 &
+vgw_pid=$!
+
 echo "== go vet"
 go vet ./...
 echo "== staticcheck"
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+echo "== S3 server (versitygw)"
+if ! wait "$vgw_pid"; then
+  cat "$vgw_log" >&2
+  echo "make test: no S3 server for the tests (scripts/ensure-versitygw.sh failed, above)" >&2
+  exit 1
+fi
+VERSITYGW=$(tail -n 1 "$vgw_log")
+export VERSITYGW
+rm -f "$vgw_log"
+echo "$VERSITYGW"
 echo "== go test -race"
 go test -race -timeout 20m ./...
 echo "== allocation linearity of the extractors (without -race, which they skip)"

@@ -257,7 +257,7 @@ func benchArchive(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	svc := &archive.Service{Store: st, Registry: latest.Default(), River: inserter, Pages: &blob.Store{Dir: dir}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	svc := &archive.Service{Store: st, Registry: latest.Default(), River: inserter, Pages: &blob.FS{Dir: dir}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	env := []string{envArchiveDB + "=" + db, envArchiveDir + "=" + dir, envArchiveSite + "=" + site.addr, envArchiveCA + "=" + caFile}
 
 	fmt.Printf("Archive, from a loopback HTTPS Site with pacing at zero (every request still passes the pacing gate)\n\n")
@@ -565,7 +565,7 @@ func archiveChildMain(args []string) error {
 		return err
 	}
 	defer st.Close()
-	pages := &blob.Store{Dir: os.Getenv(envArchiveDir)}
+	pages := &blob.FS{Dir: os.Getenv(envArchiveDir)}
 	switch args[0] {
 	case "worker":
 		return benchWorker(ctx, st, pages, pool, dial)
@@ -607,7 +607,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func readPages(ctx context.Context, st *store.Store, pages *blob.Store, chapters []store.ArchiveChapter) (int64, error) {
+func readPages(ctx context.Context, st *store.Store, pages blob.Store, chapters []store.ArchiveChapter) (int64, error) {
 	var n int64
 	buf := make([]byte, 32<<10)
 	for _, c := range chapters {
@@ -616,7 +616,7 @@ func readPages(ctx context.Context, st *store.Store, pages *blob.Store, chapters
 			return 0, err
 		}
 		for _, p := range list {
-			f, err := pages.Open(p.Address)
+			f, err := pages.Open(ctx, p.Address)
 			if err != nil {
 				return 0, err
 			}
@@ -672,7 +672,7 @@ func rawFetch(ctx context.Context, pool *x509.CertPool) error {
 
 // benchWorker runs the archive's workers as a replica does, pacing at zero,
 // until SIGTERM.
-func benchWorker(ctx context.Context, st *store.Store, pages *blob.Store, roots *x509.CertPool, dial gate.DialFunc) error {
+func benchWorker(ctx context.Context, st *store.Store, pages blob.Store, roots *x509.CertPool, dial gate.DialFunc) error {
 	dest := gate.New(gate.Options{Resolver: benchResolver{}, Dial: dial, RootCAs: roots, MaxBytes: 8 << 20})
 	reg := latest.Default()
 	paces := fetch.Paces{}

@@ -92,8 +92,10 @@ func main() {
 		err = benchMixed(ctx, env, *clients, *dur)
 	case "scale":
 		err = benchScale(ctx, env, *clients, *dur)
+	case "backup":
+		err = benchBackup(ctx, env)
 	default:
-		err = fmt.Errorf("unknown scenario %q (bookmarks, mixed, scale, archive, polls, gate, pacing, crash)", what)
+		err = fmt.Errorf("unknown scenario %q (bookmarks, mixed, scale, archive, polls, gate, pacing, crash, backup)", what)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -128,6 +130,18 @@ func newEnv(ctx context.Context) (*env, error) {
 
 // database creates a fresh, migrated database.
 func (e *env) database(ctx context.Context) (string, error) {
+	u, err := e.emptyDatabase(ctx)
+	if err != nil {
+		return "", err
+	}
+	if err := store.MigrateUp(ctx, u); err != nil {
+		return "", err
+	}
+	return u, nil
+}
+
+// emptyDatabase creates a database with nothing in it (a restore's target).
+func (e *env) emptyDatabase(ctx context.Context) (string, error) {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	name := "lectern_bench_" + hex.EncodeToString(b[:])
@@ -142,9 +156,6 @@ func (e *env) database(ctx context.Context) (string, error) {
 	e.dbs = append(e.dbs, name)
 	u, _ := url.Parse(e.serverURL)
 	u.Path = "/" + name
-	if err := store.MigrateUp(ctx, u.String()); err != nil {
-		return "", err
-	}
 	return u.String(), nil
 }
 

@@ -169,7 +169,7 @@ func readerID(tb testing.TB, e *env, name string) int64 {
 func seedBookmarks(tb testing.TB, e *env, reader int64, n int) {
 	tb.Helper()
 	ctx := context.Background()
-	covers := &blob.Store{Dir: e.lectern.Config.CoverDir}
+	covers := &blob.FS{Dir: e.lectern.Config.CoverDir}
 	var keys, urls, titles, addrs []string
 	for i := range n {
 		var buf bytes.Buffer

@@ -41,6 +41,23 @@ type lecternOptions struct {
 	RiverPoll time.Duration
 	Version   string
 	Logger    *slog.Logger
+	// Blobs are BLOB_URL, S3_* and COVER_CACHE_BYTES from the demo's own
+	// environment (blobEnv), so the whole loop can be watched on a bucket.
+	Blobs map[string]string
+}
+
+// blobVars are the variables of the blob store the demo passes through.
+var blobVars = []string{"BLOB_URL", "S3_ENDPOINT", "S3_REGION", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY", "COVER_CACHE_BYTES"}
+
+// blobEnv reads blobVars from an environment.
+func blobEnv(lookup func(string) (string, bool)) map[string]string {
+	out := map[string]string{}
+	for _, k := range blobVars {
+		if v, ok := lookup(k); ok && v != "" {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // lectern is a running Lectern wired to the fixture Sites.
@@ -68,7 +85,7 @@ func startLectern(ctx context.Context, sites *fixturesites.Server, o lecternOpti
 		return nil, fmt.Errorf("listen on %s: %w", o.Listen, err)
 	}
 	base := "http://" + ln.Addr().String()
-	cfg, err := demoConfig(map[string]string{
+	vars := map[string]string{
 		"DATABASE_URL":    o.DatabaseURL,
 		"PUBLIC_BASE_URL": base,
 		"DATA_DIR":        o.DataDir,
@@ -81,7 +98,11 @@ func startLectern(ctx context.Context, sites *fixturesites.Server, o lecternOpti
 		// Notification targets' tokens are sealed with it; a demo run
 		// makes its own, as its database is new every run.
 		"SECRET_KEY": secretbox.NewKey(),
-	})
+	}
+	for k, v := range o.Blobs {
+		vars[k] = v
+	}
+	cfg, err := demoConfig(vars)
 	if err != nil {
 		_ = ln.Close()
 		return nil, err

@@ -114,7 +114,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	d, err := startDemo(ctx, demoOptions{
 		DatabaseURL: dbURL, DataDir: dataDir, Listen: *addr, SitesListen: *sitesAddr, SitesDir: *sitesDir,
-		Inject: *inject, BrowserPath: findBrowser(*browserFlag), Logger: logger,
+		Inject: *inject, BrowserPath: findBrowser(*browserFlag), Logger: logger, Blobs: blobEnv(os.LookupEnv),
 	})
 	if err != nil {
 		return err
@@ -132,6 +132,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 type demoOptions struct {
 	DatabaseURL, DataDir string
+	// Blobs are the blob store's variables (blobEnv); none means DataDir.
+	Blobs map[string]string
 	// Listen and SitesListen are Lectern's and the fixture Sites' addresses.
 	Listen, SitesListen string
 	// SitesDir, when set, overrides fixtures (fixturesites.Options.Override).
@@ -179,6 +181,7 @@ func startDemo(ctx context.Context, o demoOptions) (_ *demo, err error) {
 	d.lectern, err = startLectern(ctx, d.sites, lecternOptions{
 		DatabaseURL: o.DatabaseURL, DataDir: o.DataDir, Listen: o.Listen, Workers: 4, BrowserPath: o.BrowserPath,
 		SitePace: brisk(200 * time.Millisecond), RiverPoll: 200 * time.Millisecond, Version: version, Logger: o.Logger,
+		Blobs: o.Blobs,
 	})
 	if err != nil {
 		return nil, err

@@ -418,7 +418,7 @@ func configDefaults(t *testing.T) map[string]string {
 	var b bytes.Buffer
 	config.Markdown(&b)
 	out := map[string]string{}
-	row := regexp.MustCompile("^\\| `([A-Z_]+)` \\| [^|]+ \\| ([^|]+) \\|")
+	row := regexp.MustCompile("^\\| `([A-Z0-9_]+)` \\| [^|]+ \\| ([^|]+) \\|")
 	for _, l := range strings.Split(b.String(), "\n") {
 		m := row.FindStringSubmatch(l)
 		if m == nil {

@@ -10,7 +10,9 @@ import (
 	"net"
 	"os"
 	"strings"
+	"time"
 
+	"github.com/lectern-reader/lectern/backend/internal/blob"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/server"
 	"github.com/lectern-reader/lectern/backend/internal/store"
@@ -53,7 +55,12 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 		return err
 	}
 	defer st.Close()
-	srv, err := server.New(ctx, server.Deps{Config: cfg, Store: st, Logger: logger, Version: version})
+	blobs, err := blob.Open(cfg.Blobs())
+	if err != nil {
+		return err
+	}
+	checkBucket(ctx, blobs, cfg, logger)
+	srv, err := server.New(ctx, server.Deps{Config: cfg, Store: st, Logger: logger, Version: version, Blobs: blobs})
 	if err != nil {
 		return err
 	}
@@ -62,6 +69,19 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 		return fmt.Errorf("listen on %s: %w", cfg.ListenAddr, err)
 	}
 	return srv.Run(ctx, ln)
+}
+
+// checkBucket says at start, not at the first Cover, when the bucket of
+// BLOB_URL is missing, unreachable or refuses the credentials. Not fatal: a
+// bucket briefly away must not stop a replica that also serves Bookmarks
+// (its Covers answer 503 until the bucket is back).
+func checkBucket(ctx context.Context, blobs *blob.Stores, cfg config.Config, logger *slog.Logger) {
+	checkCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := blobs.Check(checkCtx); err != nil {
+		logger.ErrorContext(ctx, "the bucket of BLOB_URL cannot be used: Covers and archived pages answer 503 until it can",
+			"blob_url", cfg.BlobURL, "s3_endpoint", cfg.S3Endpoint, "err", err)
+	}
 }
 
 func cmdConfig(_ context.Context, env *cmdEnv, args []string) int {

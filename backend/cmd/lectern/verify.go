@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -16,37 +15,14 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/lectern-reader/lectern/backend/internal/backup"
 	"github.com/lectern-reader/lectern/backend/internal/blob"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 )
 
-// storedKind is one kind of content-addressed file the database names. A
-// new kind (a new table holding addresses) is one more row here.
-type storedKind struct {
-	name string
-	// tables must all exist for the kind to be checked: a database older
-	// than the feature has none of its rows.
-	tables []string
-	dir    func(config.Config) string
-	// query returns every address the database names, one per row.
-	query string
-}
-
-var storedKinds = []storedKind{
-	{
-		name: "Cover", tables: []string{"series"},
-		dir:   func(c config.Config) string { return c.CoverDir },
-		query: `SELECT DISTINCT cover_address FROM series WHERE cover_address <> ''`,
-	},
-	{
-		// Staged pages are stored files of a chapter still being archived.
-		// The server keeps page bytes under ARCHIVE_DIR/pages
-		// (backend/internal/server/archive.go).
-		name: "archived page", tables: []string{"archive_pages", "archive_staging"},
-		dir:   func(c config.Config) string { return filepath.Join(c.ArchiveDir, "pages") },
-		query: `SELECT address FROM archive_pages UNION SELECT address FROM archive_staging`,
-	},
-}
+// storedKinds are the kinds of stored objects the database names: one list,
+// backup's, which its manifest and restore read too.
+var storedKinds = backup.Kinds
 
 func init() {
 	commands["verify"] = command{summary: "check that every stored address has its file, and list files no row names", run: cmdVerify}
@@ -54,8 +30,9 @@ func init() {
 
 const verifyAbout = `Checks the data volume against the database: every content address a row
 names (Covers, archived pages) must have its file under COVER_DIR or
-ARCHIVE_DIR/pages, and every file there should be named by a row. Run it after a
-restore, or any time; it only reads.
+ARCHIVE_DIR/pages, or its object in the bucket of BLOB_URL, and every file
+there should be named by a row. Run it after a restore, or any time; it only
+reads.
 
   missing   a row names an address whose file is absent: that Cover or page is
             lost (restore the file from the backup of the data volume, or let
@@ -69,7 +46,8 @@ restore, or any time; it only reads.
 
 Exit status: 0 when everything matches, 1 when files are missing or corrupt
 (or the check could not run), 3 when the only findings are orphans or strays.
-Reads DATABASE_URL and DATA_DIR (or COVER_DIR and ARCHIVE_DIR).`
+Reads DATABASE_URL and BLOB_URL with S3_*, or DATA_DIR (or COVER_DIR and
+ARCHIVE_DIR).`
 
 func cmdVerify(ctx context.Context, env *cmdEnv, args []string) int {
 	fs := newFlags("verify", env, verifyAbout)
@@ -90,8 +68,13 @@ func cmdVerify(ctx context.Context, env *cmdEnv, args []string) int {
 		fmt.Fprintln(env.stderr, "lectern: DATABASE_URL is required: the Postgres URL of this deployment")
 		return 1
 	}
-	if cfg.CoverDir == "" || cfg.ArchiveDir == "" {
-		fmt.Fprintln(env.stderr, "lectern: DATA_DIR (or both COVER_DIR and ARCHIVE_DIR) is required: where the stored files are")
+	if cfg.BlobURL == "" && (cfg.CoverDir == "" || cfg.ArchiveDir == "") {
+		fmt.Fprintln(env.stderr, "lectern: DATA_DIR (or both COVER_DIR and ARCHIVE_DIR) is required, or BLOB_URL: where the stored files are")
+		return 1
+	}
+	stores, err := blob.Open(cfg.Blobs())
+	if err != nil {
+		fmt.Fprintln(env.stderr, "lectern:", err)
 		return 1
 	}
 	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
@@ -100,7 +83,7 @@ func cmdVerify(ctx context.Context, env *cmdEnv, args []string) int {
 		return 1
 	}
 	defer pool.Close()
-	rep, err := verifyStore(ctx, pool, cfg, storedKinds, *hash)
+	rep, err := verifyStore(ctx, pool, stores, storedKinds, *hash)
 	if err != nil {
 		fmt.Fprintln(env.stderr, "lectern: verify:", err)
 		return 1
@@ -128,17 +111,17 @@ type verifyReport struct {
 	missing, corrupt, orphans, strays []finding
 }
 
-// verifyStore compares the addresses the database names with the files on
-// the volume. Kinds sharing a directory are judged together: a file is an
-// orphan only when no kind stored there names it.
-func verifyStore(ctx context.Context, pool *pgxpool.Pool, cfg config.Config, kinds []storedKind, hash bool) (*verifyReport, error) {
+// verifyStore compares the addresses the database names with the objects
+// stored. Kinds sharing a store are judged together: an object is an orphan
+// only when no kind stored there names it.
+func verifyStore(ctx context.Context, pool *pgxpool.Pool, stores *blob.Stores, kinds []backup.Kind, hash bool) (*verifyReport, error) {
 	rep := &verifyReport{}
-	named := map[string]map[string]string{} // dir -> address -> kind name
-	var dirs []string
+	named := map[string]map[string]string{} // store URL -> address -> kind name
+	var listed []blob.Store
 	for _, k := range kinds {
-		dir := filepath.Clean(k.dir(cfg))
-		kc := kindCount{name: k.name, dir: dir}
-		ok, err := tablesExist(ctx, pool, k.tables)
+		st := k.Store(stores)
+		kc := kindCount{name: k.Name, dir: where(st)}
+		ok, err := tablesExist(ctx, pool, k.Tables)
 		if err != nil {
 			return nil, err
 		}
@@ -147,42 +130,40 @@ func verifyStore(ctx context.Context, pool *pgxpool.Pool, cfg config.Config, kin
 			rep.kinds = append(rep.kinds, kc)
 			continue
 		}
-		if named[dir] == nil {
-			named[dir] = map[string]string{}
-			dirs = append(dirs, dir)
+		if named[st.URL()] == nil {
+			named[st.URL()] = map[string]string{}
+			listed = append(listed, st)
 		}
-		addrs, err := queryAddresses(ctx, pool, k.query)
+		addrs, err := queryAddresses(ctx, pool, k.Query)
 		if err != nil {
-			return nil, fmt.Errorf("read %s addresses: %w", k.name, err)
+			return nil, fmt.Errorf("read %s addresses: %w", k.Name, err)
 		}
-		files := &blob.Store{Dir: dir}
 		for _, a := range addrs {
 			kc.named++
-			path, err := files.Path(a)
-			if err != nil {
+			if !blob.ValidAddress(a) {
 				// Never joined to a path unchecked; a malformed value in a
 				// row is as lost as a missing file.
-				rep.missing = append(rep.missing, finding{k.name, a, "(not a content address)"})
+				rep.missing = append(rep.missing, finding{k.Name, a, "(not a content address)"})
 				continue
 			}
-			named[dir][a] = k.name
-			// The one check of a stored file, the archive's sweep's too.
-			present, err := files.Has(a, -1)
+			named[st.URL()][a] = k.Name
+			// The one check of a stored object, the archive's sweep's too.
+			present, err := st.Has(ctx, a, -1)
 			if err != nil {
 				return nil, err
 			}
 			if !present {
-				rep.missing = append(rep.missing, finding{k.name, a, path})
+				rep.missing = append(rep.missing, finding{k.Name, a, st.Where(a)})
 				continue
 			}
 			kc.present++
 			if hash {
-				good, err := hashMatches(path, a)
+				good, err := hashMatches(ctx, st, a)
 				if err != nil {
 					return nil, err
 				}
 				if !good {
-					rep.corrupt = append(rep.corrupt, finding{k.name, a, path})
+					rep.corrupt = append(rep.corrupt, finding{k.Name, a, st.Where(a)})
 				}
 			}
 		}
@@ -193,10 +174,23 @@ func verifyStore(ctx context.Context, pool *pgxpool.Pool, cfg config.Config, kin
 	// the other.
 	var roots []string
 	for _, k := range kinds {
-		roots = append(roots, filepath.Clean(k.dir(cfg)))
+		if fsys, ok := k.Store(stores).(*blob.FS); ok {
+			roots = append(roots, filepath.Clean(fsys.Dir))
+		}
 	}
-	for _, dir := range dirs {
-		if err := walkStore(dir, roots, named[dir], rep); err != nil {
+	for _, st := range listed {
+		var err error
+		if fsys, ok := st.(*blob.FS); ok {
+			err = walkStore(filepath.Clean(fsys.Dir), roots, named[st.URL()], rep)
+		} else {
+			err = st.List(ctx, func(a string, _ int64) error {
+				if _, ok := named[st.URL()][a]; !ok {
+					rep.orphans = append(rep.orphans, finding{"", a, st.Where(a)})
+				}
+				return nil
+			})
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -204,6 +198,14 @@ func verifyStore(ctx context.Context, pool *pgxpool.Pool, cfg config.Config, kin
 		sort.Slice(list, func(i, j int) bool { return list[i].path < list[j].path })
 	}
 	return rep, nil
+}
+
+// where names a store in the report: a volume's directory, a bucket's URL.
+func where(st blob.Store) string {
+	if fsys, ok := st.(*blob.FS); ok {
+		return filepath.Clean(fsys.Dir)
+	}
+	return st.URL()
 }
 
 // walkStore lists the files under dir that no row names, leaving out the
@@ -223,7 +225,7 @@ func walkStore(dir string, roots []string, named map[string]string, rep *verifyR
 			return nil
 		}
 		name := d.Name()
-		if at, err := (&blob.Store{Dir: dir}).Path(name); err != nil || at != path || !d.Type().IsRegular() {
+		if at, err := (&blob.FS{Dir: dir}).Path(name); err != nil || at != path || !d.Type().IsRegular() {
 			rep.strays = append(rep.strays, finding{"", "", path})
 			return nil
 		}
@@ -238,15 +240,15 @@ func walkStore(dir string, roots []string, named map[string]string, rep *verifyR
 	return nil
 }
 
-func hashMatches(path, address string) (bool, error) {
-	f, err := os.Open(path)
+func hashMatches(ctx context.Context, st blob.Store, address string) (bool, error) {
+	o, err := st.Open(ctx, address)
 	if err != nil {
-		return false, fmt.Errorf("hash %s: %w", path, err)
+		return false, fmt.Errorf("hash %s: %w", st.Where(address), err)
 	}
-	defer f.Close()
+	defer o.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return false, fmt.Errorf("hash %s: %w", path, err)
+	if _, err := io.Copy(h, o); err != nil {
+		return false, fmt.Errorf("hash %s: %w", st.Where(address), err)
 	}
 	return hex.EncodeToString(h.Sum(nil)) == address, nil
 }

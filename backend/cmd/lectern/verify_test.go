@@ -33,7 +33,7 @@ type verifyFixture struct {
 	t                    *testing.T
 	db                   *pgx.Conn
 	env                  map[string]string
-	covers, pages        *blob.Store
+	covers, pages        *blob.FS
 	coverA, coverB, page string
 }
 
@@ -55,7 +55,7 @@ func newVerifyFixture(t *testing.T, env map[string]string) *verifyFixture {
 	if archiveDir == "" {
 		archiveDir = filepath.Join(env["DATA_DIR"], "archive")
 	}
-	f.covers, f.pages = &blob.Store{Dir: coverDir}, &blob.Store{Dir: filepath.Join(archiveDir, "pages")}
+	f.covers, f.pages = &blob.FS{Dir: coverDir}, &blob.FS{Dir: filepath.Join(archiveDir, "pages")}
 	// As serve does at start: the store makes only its own shard directories.
 	require.NoError(t, os.MkdirAll(f.pages.Dir, 0o755))
 	f.coverA = f.put(f.covers, 1)
@@ -72,7 +72,7 @@ func newVerifyFixture(t *testing.T, env map[string]string) *verifyFixture {
 	return f
 }
 
-func (f *verifyFixture) put(s *blob.Store, n int) string {
+func (f *verifyFixture) put(s *blob.FS, n int) string {
 	f.t.Helper()
 	a, err := s.Put(context.Background(), pngOf(f.t, n), imagetype.TypePNG)
 	require.NoError(f.t, err)
@@ -85,7 +85,7 @@ func (f *verifyFixture) exec(sql string, args ...any) {
 	require.NoError(f.t, err, sql)
 }
 
-func (f *verifyFixture) path(s *blob.Store, a string) string {
+func (f *verifyFixture) path(s *blob.FS, a string) string {
 	return filepath.Join(s.Dir, a[:2], a[2:4], a)
 }
 

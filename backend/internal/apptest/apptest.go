@@ -66,6 +66,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is the build version the server reports; default "test".
 	Version string
+	// DatabaseURL, when set, is the (migrated) database to use, e.g. one a
+	// restore filled; default a fresh one.
+	DatabaseURL string
 }
 
 // App is one test's Lectern.
@@ -103,7 +106,10 @@ func New(tb testing.TB, o ...Options) *App {
 	if opts.Version == "" {
 		opts.Version = "test"
 	}
-	a := &App{T: tb, Net: opts.Net, DatabaseURL: pgtest.NewURL(tb), opts: opts}
+	a := &App{T: tb, Net: opts.Net, DatabaseURL: opts.DatabaseURL, opts: opts}
+	if a.DatabaseURL == "" {
+		a.DatabaseURL = pgtest.NewURL(tb)
+	}
 	if a.Net == nil {
 		a.Net = fakenet.New(tb)
 	}

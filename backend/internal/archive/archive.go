@@ -101,7 +101,7 @@ type Service struct {
 	// River inserts jobs; set once the client exists (its workers are
 	// registered with AddWorkers before the client is built).
 	River *river.Client[pgx.Tx]
-	Pages *blob.Store
+	Pages blob.Store
 	// Fetch is the Poll's fetcher: pinned to each Site's hosts and paced,
 	// the browser for a browser Site. Chapter pages go through it too.
 	Fetch fetch.Fetcher
@@ -178,8 +178,8 @@ func (s *Service) now() time.Time {
 }
 
 // open opens a stored page for an export.
-func (s *Service) open(address string) (io.ReadCloser, error) {
-	f, err := s.Pages.Open(address)
+func (s *Service) open(ctx context.Context, address string) (io.ReadCloser, error) {
+	f, err := s.Pages.Open(ctx, address)
 	if err != nil {
 		return nil, fmt.Errorf("open archived page: %w", err)
 	}

@@ -58,7 +58,7 @@ type cbzSeries struct {
 }
 
 // opener opens a stored page's bytes.
-type opener func(address string) (io.ReadCloser, error)
+type opener func(ctx context.Context, address string) (io.ReadCloser, error)
 
 // writeCBZ streams a CBZ to w: the page images, stored (they are compressed
 // already) with their CRC known from the store so no entry needs a data
@@ -102,7 +102,7 @@ func writeCBZ(ctx context.Context, w io.Writer, series cbzSeries, chapters []cbz
 		pw := max(4, len(strconv.Itoa(len(pages))))
 		for pi, p := range pages {
 			name := fmt.Sprintf("%s%0*d.%s", dir, pw, pi+1, imagetype.Ext(p.ContentType))
-			if err := copyStored(zw, name, p, open, now); err != nil {
+			if err := copyStored(ctx, zw, name, p, open, now); err != nil {
 				return fmt.Errorf("cbz page %s of %s: %w", name, ch.Chapter.URL, err)
 			}
 			cp := comicPage{Image: image, ImageSize: p.Size, ImageWidth: p.Width, ImageHeight: p.Height}
@@ -137,8 +137,8 @@ func writeCBZ(ctx context.Context, w io.Writer, series cbzSeries, chapters []cbz
 
 // copyStored writes one page as a stored entry whose header already carries
 // its CRC and size, copying the file straight from the volume.
-func copyStored(zw *zip.Writer, name string, p store.ArchivePage, open opener, now time.Time) error {
-	r, err := open(p.Address)
+func copyStored(ctx context.Context, zw *zip.Writer, name string, p store.ArchivePage, open opener, now time.Time) error {
+	r, err := open(ctx, p.Address)
 	if err != nil {
 		return err
 	}

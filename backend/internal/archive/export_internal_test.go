@@ -119,10 +119,12 @@ func TestCBZFailsOnMissingOrShortPage(t *testing.T) {
 	chapters := []cbzChapter{{Chapter: store.ArchiveChapter{Label: "c"}, Pages: func(context.Context) ([]store.ArchivePage, error) {
 		return []store.ArchivePage{page}, nil
 	}}}
-	missing := func(string) (io.ReadCloser, error) { return nil, fs.ErrNotExist }
+	missing := func(context.Context, string) (io.ReadCloser, error) { return nil, fs.ErrNotExist }
 	err := writeCBZ(context.Background(), io.Discard, cbzSeries{Title: "s"}, chapters, missing, time.Now())
 	require.ErrorIs(t, err, fs.ErrNotExist)
-	short := func(string) (io.ReadCloser, error) { return io.NopCloser(strings.NewReader("12345")), nil }
+	short := func(context.Context, string) (io.ReadCloser, error) {
+		return io.NopCloser(strings.NewReader("12345")), nil
+	}
 	err = writeCBZ(context.Background(), io.Discard, cbzSeries{Title: "s"}, chapters, short, time.Now())
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "has 5 bytes")

@@ -77,7 +77,7 @@ func newService(st *store.Store, dir string, n network, o rigOptions, logger *sl
 	tree := fetch.New(fetch.Options{Registry: reg, Paces: paces, States: st, Pacer: pacing.New(st, pacing.Options{Jitter: -1}),
 		Gate: dest, Plain: fetch.PlainOptions{Timeout: 20 * time.Second}, RootCAs: n.RootCAs()})
 	svc := &archive.Service{
-		Store: st, Pages: &blob.Store{Dir: dir}, Fetch: tree.Sites, Registry: reg, Policy: tree.Policy,
+		Store: st, Pages: &blob.FS{Dir: dir}, Fetch: tree.Sites, Registry: reg, Policy: tree.Policy,
 		Images: dest, Pacer: tree.Pacer, Logger: logger, BaseURL: "https://lectern.test",
 		JobTimeout: o.JobTimeout, MaxRunning: o.MaxRunning, MaxPerSite: o.MaxPerSite,
 		// Short, so a test does not wait out a snooze that a wake missed.

@@ -348,7 +348,7 @@ func (s *Service) archiveImages(ctx context.Context, log *slog.Logger, site *lat
 	pages := make([]store.ArchivePage, len(urls))
 	reused := 0
 	for i, pu := range urls {
-		if st, ok := staged[i]; ok && st.SourceURL == pu && s.stored(st) {
+		if st, ok := staged[i]; ok && st.SourceURL == pu && s.stored(ctx, st) {
 			pages[i] = st
 			reused++
 			continue
@@ -427,8 +427,8 @@ func (s *Service) busySnooze() time.Duration {
 
 // stored reports whether a checkpointed page's file is still on the volume
 // with its size, so a retry may use it instead of fetching it again.
-func (s *Service) stored(p store.ArchivePage) bool {
-	ok, err := s.Pages.Has(p.Address, int64(p.Size))
+func (s *Service) stored(ctx context.Context, p store.ArchivePage) bool {
+	ok, err := s.Pages.Has(ctx, p.Address, int64(p.Size))
 	return err == nil && ok
 }
 

@@ -144,7 +144,7 @@ func TestKilledWorkerResumesChapterFromCheckpoint(t *testing.T) {
 	stored, err := st.ArchivePagesOf(ctx, ch.ID)
 	require.NoError(t, err)
 	for i, p := range stored {
-		f, err := svc.Pages.Open(p.Address)
+		f, err := svc.Pages.Open(context.Background(), p.Address)
 		require.NoError(t, err)
 		var buf bytes.Buffer
 		_, err = buf.ReadFrom(f)

@@ -75,11 +75,10 @@ func TestMangaSeriesArchivedReadAndExported(t *testing.T) {
 			require.Equal(t, "image/jpeg", p.ContentType)
 			require.Equal(t, 60+n, p.Width, "width recorded when stored")
 			require.Equal(t, 90, p.Height)
-			f, err := r.svc.Pages.Open(p.Address)
+			f, err := r.svc.Pages.Open(context.Background(), p.Address)
 			require.NoError(t, err)
-			fi, _ := f.Stat()
 			f.Close()
-			require.Equal(t, int64(len(PageImage(mangaChapters[i], n))), fi.Size())
+			require.Equal(t, int64(len(PageImage(mangaChapters[i], n))), f.Size())
 		}
 		// The chapter is the Referer of its images.
 		key := hitKey(imageHost, "/mangas/Solo Max-Level Newbie/"+mangaChapters[i]+"/01.jpg", "v=3")

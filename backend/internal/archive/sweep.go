@@ -214,7 +214,7 @@ func (s *Service) lostChapters(ctx context.Context) ([]int64, error) {
 		if seen[p.ChapterID] {
 			return nil
 		}
-		ok, err := s.Pages.Has(p.Address, int64(p.Size))
+		ok, err := s.Pages.Has(ctx, p.Address, int64(p.Size))
 		switch {
 		case err != nil && !errors.Is(err, blob.ErrBadAddress):
 			return err

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lectern-reader/lectern/backend/internal/archive"
+	"github.com/lectern-reader/lectern/backend/internal/blob"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -63,7 +64,7 @@ func TestSweepQueuesWhatKeepArchivingMissed(t *testing.T) {
 	r.waitFor("chapter 180 archived", func() bool { return r.chapter(mangaChapterURL("180")).State == store.ArchiveArchived })
 	pages, err := r.st.ArchivePagesOf(ctx, r.chapter(mangaChapterURL("180")).ID)
 	require.NoError(t, err)
-	lost, err := r.svc.Pages.Path(pages[1].Address)
+	lost, err := r.svc.Pages.(*blob.FS).Path(pages[1].Address)
 	require.NoError(t, err)
 	require.NoError(t, os.Remove(lost))
 
@@ -101,7 +102,7 @@ func TestSweepQueuesWhatKeepArchivingMissed(t *testing.T) {
 		return r.count(`SELECT count(*) FROM archive_chapters WHERE url = ANY($1) AND state = 'archived'`,
 			[]string{mangaChapterURL("1"), mangaChapterURL("180"), mangaChapterURL("182")}) == 3
 	})
-	has, err := r.svc.Pages.Has(pages[1].Address, int64(pages[1].Size))
+	has, err := r.svc.Pages.Has(context.Background(), pages[1].Address, int64(pages[1].Size))
 	require.NoError(t, err)
 	require.True(t, has, "the lost page is stored again")
 	require.Equal(t, kept, r.site.Hits(demonicPage("180", "01")), "a page whose file is there is not fetched again")

@@ -75,7 +75,7 @@ type rule struct {
 // testSupport are the packages only _test.go files import.
 var testSupport = []string{
 	own("latest/latesttest"), own("imagetype/imagetest"), own("metrics/metricstest"), own("pgtest"), own("testenv"), own("apptest"),
-	own("tracker/trackertest"),
+	own("tracker/trackertest"), own("s3test"),
 }
 
 // rules are the allowed arrows of docs/architecture.md, stated as what

@@ -29,7 +29,7 @@ import (
 func TestPutStoresBytesAtTheirContentAddress(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s := &blob.Store{Dir: dir}
+	s := &blob.FS{Dir: dir}
 	b := imagetest.JPEG(t, 30_000)
 
 	addr, err := s.Put(context.Background(), b, imagetype.TypeJPEG)
@@ -46,7 +46,7 @@ func TestPutStoresBytesAtTheirContentAddress(t *testing.T) {
 	require.Equal(t, fs.FileMode(0o644), fi.Mode().Perm())
 	require.Equal(t, []string{filepath.Join(addr[:2], addr[2:4], addr)}, testenv.FilesUnder(t, dir), "no temporary file is left behind")
 
-	f, err := s.Open(addr)
+	f, err := s.Open(context.Background(), addr)
 	require.NoError(t, err)
 	defer f.Close()
 	read, err := io.ReadAll(f)
@@ -57,7 +57,7 @@ func TestPutStoresBytesAtTheirContentAddress(t *testing.T) {
 func TestPutCreatesTheStoreDirectory(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "covers")
-	s := &blob.Store{Dir: dir}
+	s := &blob.FS{Dir: dir}
 	addr, err := s.Put(context.Background(), imagetest.PNG(t, 500), imagetype.TypePNG)
 	require.NoError(t, err)
 	require.FileExists(t, filepath.Join(dir, addr[:2], addr[2:4], addr))
@@ -66,7 +66,7 @@ func TestPutCreatesTheStoreDirectory(t *testing.T) {
 func TestIdenticalBytesAreStoredOnceAndNotRewritten(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s := &blob.Store{Dir: dir}
+	s := &blob.FS{Dir: dir}
 	b := imagetest.GIF(t, 5000)
 	addr, err := s.Put(context.Background(), b, imagetype.TypeGIF)
 	require.NoError(t, err)
@@ -95,7 +95,7 @@ func TestIdenticalBytesAreStoredOnceAndNotRewritten(t *testing.T) {
 func TestPutRefusesWhatIsNotAConfirmedImage(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s := &blob.Store{Dir: dir}
+	s := &blob.FS{Dir: dir}
 	cases := []struct {
 		name string
 		b    []byte
@@ -124,7 +124,7 @@ func TestPutRefusesWhatIsNotAConfirmedImage(t *testing.T) {
 func TestOpenValidatesTheAddress(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s := &blob.Store{Dir: dir}
+	s := &blob.FS{Dir: dir}
 	addr, err := s.Put(context.Background(), imagetest.JPEG(t, 100), imagetype.TypeJPEG)
 	require.NoError(t, err)
 
@@ -133,18 +133,18 @@ func TestOpenValidatesTheAddress(t *testing.T) {
 		"../" + addr[3:], addr[:62] + "/.", addr[:60] + "%2e%2", strings.Repeat(".", 64),
 		addr[:63] + "g",
 	} {
-		_, err := s.Open(bad)
+		_, err := s.Open(context.Background(), bad)
 		require.ErrorIs(t, err, blob.ErrBadAddress, bad)
 	}
 
 	never := strings.Repeat("ab", 32)
-	_, err = s.Open(never)
+	_, err = s.Open(context.Background(), never)
 	require.ErrorIs(t, err, blob.ErrNotFound)
 
 	// A directory squatting at an address is not a Cover.
 	squat := strings.Repeat("cd", 32)
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "cd", "cd", squat), 0o755))
-	_, err = s.Open(squat)
+	_, err = s.Open(context.Background(), squat)
 	require.ErrorIs(t, err, blob.ErrNotFound)
 }
 
@@ -170,7 +170,7 @@ func TestCrashBetweenWriteAndRenameLeavesNothingVisible(t *testing.T) {
 		require.NoError(t, err)
 		orphanName = filepath.Base(tmp)
 		require.NoFileExists(t, final)
-		_, err = s0(dir).Open(addr)
+		_, err = s0(dir).Open(context.Background(), addr)
 		require.ErrorIs(t, err, blob.ErrNotFound)
 		rec := httptest.NewRecorder()
 		cover.NewHandler(s0(dir)).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/covers/"+addr, nil))
@@ -209,7 +209,7 @@ func TestCrashBetweenWriteAndRenameLeavesNothingVisible(t *testing.T) {
 	require.True(t, bytes.Equal(b, served))
 }
 
-func s0(dir string) *blob.Store { return &blob.Store{Dir: dir} }
+func s0(dir string) *blob.FS { return &blob.FS{Dir: dir} }
 
 // TestDiskFullLeavesNoPartialFile fails the write half-way with ENOSPC, as a
 // full volume does.
@@ -238,7 +238,7 @@ func TestDiskFullOnARealVolume(t *testing.T) {
 		t.Skipf("cannot mount a tmpfs here (%v)", err)
 	}
 	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) })
-	s := &blob.Store{Dir: dir}
+	s := &blob.FS{Dir: dir}
 
 	small, err := s.Put(context.Background(), imagetest.JPEG(t, 20_000), imagetype.TypeJPEG)
 	require.NoError(t, err)
@@ -249,12 +249,10 @@ func TestDiskFullOnARealVolume(t *testing.T) {
 	require.Equal(t, []string{filepath.Join(small[:2], small[2:4], small)}, testenv.FilesUnder(t, dir),
 		"only the Cover that fitted is there, whole")
 
-	f, err := s.Open(small)
-	require.NoError(t, err)
-	fi, err := f.Stat()
+	f, err := s.Open(context.Background(), small)
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
-	require.EqualValues(t, 20_000, fi.Size())
+	require.EqualValues(t, 20_000, f.Size())
 }
 
 func requireVolumeFull(t *testing.T, err error) {
@@ -280,7 +278,7 @@ func TestConcurrentPutsOfTheSameBytes(t *testing.T) {
 		wg.Go(func() {
 			// Each goroutine has its own Store value over the same volume,
 			// as separate replicas would.
-			s := &blob.Store{Dir: dir}
+			s := &blob.FS{Dir: dir}
 			if i%4 == 3 {
 				_, errs[i] = s.Put(context.Background(), distinct[i/4], imagetype.TypeJPEG)
 				return

@@ -22,6 +22,7 @@ import (
 
 	"github.com/kelseyhightower/envconfig"
 
+	"github.com/lectern-reader/lectern/backend/internal/blob"
 	"github.com/lectern-reader/lectern/backend/internal/clientaddr"
 )
 
@@ -34,8 +35,19 @@ type Config struct {
 	DataDir       string `envconfig:"DATA_DIR" need:"serve" desc:"directory for stored bytes (Covers under DATA_DIR/covers, archives under DATA_DIR/archive)"`
 	CoverDir      string `envconfig:"COVER_DIR" desc:"directory for Cover bytes (default DATA_DIR/covers)"`
 	ArchiveDir    string `envconfig:"ARCHIVE_DIR" desc:"directory for archived chapters (default DATA_DIR/archive)"`
-	ListenAddr    string `envconfig:"LISTEN_ADDR" default:":8080" desc:"address the HTTP server listens on"`
-	MetricsAddr   string `envconfig:"METRICS_ADDR" desc:"address for Prometheus metrics; empty turns them off"`
+	// Object storage (package blob, docs/operations.md). BLOB_URL beats
+	// COVER_DIR and ARCHIVE_DIR for the stored bytes; DATA_DIR stays
+	// required for what is not bytes by address.
+	BlobURL           string `envconfig:"BLOB_URL" desc:"where Cover and page bytes are stored: file:///dir (laid out as DATA_DIR is) or s3://bucket/prefix on an S3-compatible server; beats COVER_DIR and ARCHIVE_DIR; empty means DATA_DIR's volume"`
+	S3Endpoint        string `envconfig:"S3_ENDPOINT" desc:"URL of the S3-compatible server, e.g. http://minio:9000 (buckets are then addressed by path); empty means AWS S3"`
+	S3Region          string `envconfig:"S3_REGION" desc:"the bucket's region (empty lets the client ask; some servers want us-east-1)"`
+	S3AccessKeyID     string `envconfig:"S3_ACCESS_KEY_ID" desc:"access key id for the bucket"`
+	S3SecretAccessKey string `envconfig:"S3_SECRET_ACCESS_KEY" desc:"secret access key for the bucket (never logged)"`
+	CoverCacheBytes   int64  `envconfig:"COVER_CACHE_BYTES" default:"33554432" desc:"memory for hot Covers kept in front of a bucket, in bytes (32 MiB); 0 keeps none; unused on a volume"`
+	BackupURL         string `envconfig:"BACKUP_URL" desc:"where the daily backup goes: file:///dir (a local or mounted directory; one dated directory per backup, taken by the leader replica once a day); empty takes none"`
+	BackupKeep        int    `envconfig:"BACKUP_KEEP" default:"7" desc:"how many daily backups BACKUP_URL keeps, the newest"`
+	ListenAddr        string `envconfig:"LISTEN_ADDR" default:":8080" desc:"address the HTTP server listens on"`
+	MetricsAddr       string `envconfig:"METRICS_ADDR" desc:"address for Prometheus metrics; empty turns them off"`
 	// TRUSTED_PROXIES: see package clientaddr.
 	TrustedProxies string `envconfig:"TRUSTED_PROXIES" desc:"reverse proxies whose X-Forwarded-For names the client (login limits, request logs), as addresses or CIDR prefixes, e.g. 127.0.0.1,10.0.0.0/8; empty believes no proxy"`
 
@@ -213,7 +225,38 @@ func (c *Config) check() []string {
 	if _, err := c.TrackerPaces(); err != nil {
 		p = append(p, err.Error())
 	}
+	if c.BlobURL != "" {
+		if _, err := blob.Open(c.Blobs()); err != nil {
+			p = append(p, err.Error())
+		}
+	}
+	if u, err := url.Parse(c.S3Endpoint); c.S3Endpoint != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		p = append(p, fmt.Sprintf("S3_ENDPOINT is malformed: %q is not an absolute http(s) URL", c.S3Endpoint))
+	}
+	if c.BackupURL != "" {
+		if rest, ok := strings.CutPrefix(c.BackupURL, "file://"); !ok || !filepath.IsAbs(rest) {
+			p = append(p, fmt.Sprintf("BACKUP_URL is malformed: %q is not file:///dir (an absolute directory)", c.BackupURL))
+		}
+	}
+	if c.BackupKeep < 1 && c.BackupURL != "" {
+		p = append(p, "BACKUP_KEEP is malformed: keep at least 1 backup")
+	}
+	if c.CoverCacheBytes < 0 {
+		p = append(p, "COVER_CACHE_BYTES is malformed: it is a number of bytes, 0 or more")
+	}
 	return p
+}
+
+// Blobs is where the stored bytes are: the one reading of BLOB_URL, S3_*,
+// COVER_CACHE_BYTES, COVER_DIR and ARCHIVE_DIR (blob.Open builds the stores).
+func (c Config) Blobs() blob.Settings {
+	c.Fill()
+	return blob.Settings{
+		URL: c.BlobURL, CoverDir: c.CoverDir, ArchiveDir: c.ArchiveDir,
+		S3: blob.S3Options{Endpoint: c.S3Endpoint, Region: c.S3Region,
+			AccessKeyID: c.S3AccessKeyID, SecretAccessKey: c.S3SecretAccessKey},
+		CoverCacheBytes: c.CoverCacheBytes,
+	}
 }
 
 // The Poll's scheduling policies (POLL_POLICY).

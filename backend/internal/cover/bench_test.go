@@ -22,6 +22,7 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/blob"
 	"github.com/lectern-reader/lectern/backend/internal/imagetype"
 	"github.com/lectern-reader/lectern/backend/internal/imagetype/imagetest"
+	"github.com/lectern-reader/lectern/backend/internal/s3test"
 )
 
 const (
@@ -37,12 +38,15 @@ const (
 // http.FileServer, alternating batches so both see the same machine state.
 // It reports requests per second for each and their ratio. With NGINX_PATH
 // set (make bench sets it from scripts/ensure-nginx.sh), nginx serves the
-// same directory too and joins the rounds:
+// same directory too and joins the rounds. The same Covers are also put in
+// a bucket of a real S3 server (versitygw, s3test) and served by the Cover
+// route from it, warm (every Cover in the Cover cache) and cold (no cache:
+// every request a GET to the bucket):
 //
 //	NGINX_PATH=$(scripts/ensure-nginx.sh) go test -run '^$' -bench CoverRoute -benchtime 5x ./backend/internal/cover/
 func BenchmarkCoverRoute(b *testing.B) {
 	dir := b.TempDir()
-	store := &blob.Store{Dir: dir}
+	store := &blob.FS{Dir: dir}
 	type item struct {
 		route, file string
 		size        int64
@@ -66,6 +70,38 @@ func BenchmarkCoverRoute(b *testing.B) {
 	mux.Handle("GET /covers/{address}", NewHandler(store))
 	route := httptest.NewServer(mux)
 	defer route.Close()
+
+	s3srv := s3test.Start(b)
+	s3srv.Bucket(b, "bench")
+	bucket, err := blob.NewS3("bench", "covers", s3srv.Options())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := store.List(context.Background(), func(address string, _ int64) error {
+		o, err := store.Open(context.Background(), address)
+		if err != nil {
+			return err
+		}
+		defer o.Close()
+		data, err := io.ReadAll(o)
+		if err != nil {
+			return err
+		}
+		_, err = bucket.Put(context.Background(), data, imagetype.TypeJPEG)
+		return err
+	}); err != nil {
+		b.Fatal(err)
+	}
+	serve := func(st blob.Store) *httptest.Server {
+		m := http.NewServeMux()
+		m.Handle("GET /covers/{address}", NewHandler(st))
+		return httptest.NewServer(m)
+	}
+	// Large enough for every Cover: the warm figure is the cache's.
+	warm := serve(blob.NewCached(bucket, 128<<20))
+	defer warm.Close()
+	cold := serve(bucket)
+	defer cold.Close()
 	files := httptest.NewServer(http.FileServer(http.Dir(dir)))
 	defer files.Close()
 	nginx := startNginx(b, dir)
@@ -121,13 +157,15 @@ func BenchmarkCoverRoute(b *testing.B) {
 	// Warm both: page cache, connections, and one full pass over every cover.
 	run(route.URL, true, benchCovers)
 	run(files.URL, false, benchCovers)
+	run(warm.URL, true, benchCovers)
+	run(cold.URL, true, benchCovers)
 	if nginx != "" {
 		run(nginx, false, benchCovers)
 	}
 
 	// Each iteration interleaves the two servers in short alternating rounds,
 	// so a burst of load from elsewhere on the machine lands on both alike.
-	var routeTime, fileTime, nginxTime time.Duration
+	var routeTime, fileTime, nginxTime, warmTime, coldTime time.Duration
 	total := 0
 	for b.Loop() {
 		for r := range benchRounds {
@@ -141,6 +179,8 @@ func BenchmarkCoverRoute(b *testing.B) {
 			if nginx != "" {
 				nginxTime += run(nginx, false, benchBatch/benchRounds)
 			}
+			warmTime += run(warm.URL, true, benchBatch/benchRounds)
+			coldTime += run(cold.URL, true, benchBatch/benchRounds)
 		}
 		total += benchBatch
 	}
@@ -149,6 +189,12 @@ func BenchmarkCoverRoute(b *testing.B) {
 	b.ReportMetric(routeRate, "route-req/s")
 	b.ReportMetric(fileRate, "fileserver-req/s")
 	b.ReportMetric(routeRate/fileRate, "route/fileserver")
+	warmRate := float64(total) / warmTime.Seconds()
+	coldRate := float64(total) / coldTime.Seconds()
+	b.ReportMetric(warmRate, "s3warm-req/s")
+	b.ReportMetric(coldRate, "s3cold-req/s")
+	b.ReportMetric(warmRate/fileRate, "s3warm/fileserver")
+	b.ReportMetric(coldRate/fileRate, "s3cold/fileserver")
 	if nginx != "" {
 		nginxRate := float64(total) / nginxTime.Seconds()
 		b.ReportMetric(nginxRate, "nginx-req/s")

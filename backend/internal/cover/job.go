@@ -91,7 +91,7 @@ var ErrNoBrowser = fetch.ErrNoBrowser
 // Fetcher acquires Covers: it runs the fetch_cover job.
 type Fetcher struct {
 	Store  *store.Store
-	Covers *blob.Store
+	Covers blob.Store
 	// Images fetches every Cover that is not browser-only.
 	Images ImageFetcher
 	// Browser fetches the Covers of a Site read only in a browser (kagane);

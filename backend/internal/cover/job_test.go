@@ -80,7 +80,7 @@ func (f pacerFunc) Wait(ctx context.Context, host string, every time.Duration) e
 
 type jobEnv struct {
 	st      *store.Store
-	covers  *blob.Store
+	covers  *blob.FS
 	images  *recordedImages
 	browser *recordedBrowser
 	paced   []string
@@ -89,7 +89,7 @@ type jobEnv struct {
 
 func newJobEnv(t *testing.T) *jobEnv {
 	t.Helper()
-	e := &jobEnv{st: store.New(pgtest.New(t)), covers: &blob.Store{Dir: t.TempDir()},
+	e := &jobEnv{st: store.New(pgtest.New(t)), covers: &blob.FS{Dir: t.TempDir()},
 		images: &recordedImages{image: Image{Bytes: imagetest.PNG(t, 4000), ContentType: imagetype.TypePNG}}, browser: &recordedBrowser{}}
 	e.f = &Fetcher{Store: e.st, Covers: e.covers, Images: e.images, Browser: e.browser, MaxBytes: 1 << 20,
 		Pacer: pacerFunc(func(_ context.Context, host string, every time.Duration) error {
@@ -143,7 +143,7 @@ func TestCoversAreRoutedByTheAddressShape(t *testing.T) {
 	require.Equal(t, imagetype.TypePNG, got.CoverType)
 	require.Equal(t, addr, got.CoverSourceURL)
 	require.Equal(t, 4000, *got.CoverSize)
-	f, err := e.covers.Open(got.CoverAddress)
+	f, err := e.covers.Open(context.Background(), got.CoverAddress)
 	require.NoError(t, err, "the bytes are on the volume at the recorded address")
 	f.Close()
 

@@ -35,13 +35,13 @@ func URL(base, address, contentType string) string {
 // filesystem is touched. The content type is sniffed from the stored bytes:
 // only confirmed images are ever stored, so no database is needed here.
 type Handler struct {
-	Store *blob.Store
+	Store blob.Store
 	// Logger receives failures to read the volume; nil means slog.Default().
 	Logger *slog.Logger
 }
 
 // NewHandler returns the public Cover route over store.
-func NewHandler(store *blob.Store) *Handler { return &Handler{Store: store} }
+func NewHandler(store blob.Store) *Handler { return &Handler{Store: store} }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr := w.Header()
@@ -60,14 +60,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "cover not found")
 		return
 	}
-	f, err := h.Store.Open(address)
+	f, err := h.Store.Open(r.Context(), address)
 	if err != nil {
-		if errors.Is(err, blob.ErrNotFound) {
+		switch {
+		case errors.Is(err, blob.ErrNotFound):
 			writeError(w, http.StatusNotFound, "cover not found")
-			return
+		case errors.Is(err, blob.ErrUnavailable):
+			// A bucket that cannot be reached for now: the browser may try
+			// again, and the answer is not cached (writeError's no-store).
+			h.logger().WarnContext(r.Context(), "serve cover", slog.String("address", address), slog.Any("err", err))
+			hdr.Set("Retry-After", "5")
+			writeError(w, http.StatusServiceUnavailable, "cover unavailable")
+		default:
+			h.logger().ErrorContext(r.Context(), "serve cover", slog.String("address", address), slog.Any("err", err))
+			writeError(w, http.StatusInternalServerError, "cover unavailable")
 		}
-		h.logger().ErrorContext(r.Context(), "serve cover", slog.String("address", address), slog.Any("err", err))
-		writeError(w, http.StatusInternalServerError, "cover unavailable")
 		return
 	}
 	defer f.Close()

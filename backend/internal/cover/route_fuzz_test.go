@@ -26,7 +26,7 @@ import (
 func FuzzCoverRoute(f *testing.F) {
 	root := f.TempDir()
 	dir := filepath.Join(root, "covers")
-	store := &blob.Store{Dir: dir}
+	store := &blob.FS{Dir: dir}
 	img := imagetest.PNG(f, 3000)
 	address, err := store.Put(context.Background(), img, imagetype.TypePNG)
 	if err != nil {

@@ -21,7 +21,7 @@ import (
 
 type routeBundle struct {
 	dir   string
-	store *blob.Store
+	store *blob.FS
 	srv   *httptest.Server
 }
 
@@ -29,7 +29,7 @@ type routeBundle struct {
 // as the lead's router will, and serves it over real loopback HTTP.
 func setupRoute(t *testing.T, dir, prefix string) *routeBundle {
 	t.Helper()
-	store := &blob.Store{Dir: dir}
+	store := &blob.FS{Dir: dir}
 	r := chi.NewRouter()
 	h := NewHandler(store)
 	r.Handle(prefix+"/covers/{address}", h)
@@ -215,7 +215,7 @@ func TestRouteGivesNoBytesToMalformedOrTraversalShapedAddresses(t *testing.T) {
 func TestHandlerAloneRefusesEncodedTraversal(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	store := &blob.Store{Dir: dir}
+	store := &blob.FS{Dir: dir}
 	addr, err := store.Put(context.Background(), imagetest.GIF(t, 3_000), imagetype.TypeGIF)
 	require.NoError(t, err)
 	mux := http.NewServeMux()

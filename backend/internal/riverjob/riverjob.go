@@ -25,6 +25,7 @@ const (
 	NotifySend     = "notify_send"
 	TrackerSync    = "tracker_sync"
 	OwnerWatch     = "owner_watch"
+	BackupDaily    = "backup_daily"
 )
 
 // InFlight are the states of a job that is queued or running: not yet

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
@@ -22,16 +21,23 @@ import (
 // is the one the Poll reads and writes. Page bytes live under
 // ARCHIVE_DIR/pages.
 func newArchive(d Deps, tree *fetch.Tree, site fetch.Fetcher, client *river.Client[pgx.Tx]) (*archive.Service, error) {
-	pages := filepath.Join(d.Config.ArchiveDir, "pages")
-	// Made at start, so a volume that cannot hold it stops the boot instead
-	// of failing every chapter.
-	if err := os.MkdirAll(pages, 0o755); err != nil {
-		return nil, fmt.Errorf("archive directory (ARCHIVE_DIR): %w", err)
+	if d.Blobs == nil { // built by New; a test may call this alone
+		var err error
+		if d.Blobs, err = blob.Open(d.Config.Blobs()); err != nil {
+			return nil, err
+		}
 	}
-	return &archive.Service{
+	// Made at start on a volume, so one that cannot hold it stops the boot
+	// instead of failing every chapter.
+	if fsys, ok := d.Blobs.Pages.(*blob.FS); ok {
+		if err := os.MkdirAll(fsys.Dir, 0o755); err != nil {
+			return nil, fmt.Errorf("archive directory (ARCHIVE_DIR): %w", err)
+		}
+	}
+	svc := &archive.Service{
 		Store:    d.Store,
 		River:    client,
-		Pages:    &blob.Store{Dir: pages},
+		Pages:    d.Blobs.Pages,
 		Fetch:    site,
 		Images:   tree.Gate,
 		Pacer:    tree.Pacer,
@@ -39,7 +45,13 @@ func newArchive(d Deps, tree *fetch.Tree, site fetch.Fetcher, client *river.Clie
 		Policy:   tree.Policy,
 		Logger:   d.Logger,
 		BaseURL:  d.Config.PublicBaseURL,
-	}, nil
+	}
+	// A test's shortened rescue reaches the archive's jobs too: River
+	// rescues a job only once its own timeout has passed as well.
+	if s := d.seams(); s.RescueStuckJobsAfter > 0 {
+		svc.JobTimeout = s.RescueStuckJobsAfter
+	}
+	return svc, nil
 }
 
 // addArchiveRoutes adds the Archive's Reader and Owner endpoints to the API;

@@ -148,7 +148,7 @@ func newAuthWorld(t *testing.T) *authWorld {
 	require.NoError(t, err)
 	w.requestID = req.ID
 
-	w.coverAddr, err = (&blob.Store{Dir: cfg.CoverDir}).Put(ctx, imagetest.RealPNG(t, 9), imagetype.TypePNG)
+	w.coverAddr, err = (&blob.FS{Dir: cfg.CoverDir}).Put(ctx, imagetest.RealPNG(t, 9), imagetype.TypePNG)
 	require.NoError(t, err)
 
 	login := w.call(http.MethodGet, "/login", "", "", "", "")

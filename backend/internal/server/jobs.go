@@ -17,7 +17,7 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/addedsites"
 	"github.com/lectern-reader/lectern/backend/internal/api"
 	"github.com/lectern-reader/lectern/backend/internal/archive"
-	"github.com/lectern-reader/lectern/backend/internal/blob"
+	"github.com/lectern-reader/lectern/backend/internal/backup"
 	"github.com/lectern-reader/lectern/backend/internal/config"
 	"github.com/lectern-reader/lectern/backend/internal/cover"
 	"github.com/lectern-reader/lectern/backend/internal/fetch"
@@ -239,6 +239,9 @@ func (j *jobs) periodicJobs(cfg config.Config) []*river.PeriodicJob {
 	if cfg.ArchiveDir != "" && cfg.ArchiveSweep > 0 {
 		out = append(out, archive.PeriodicSweep(cfg.ArchiveSweep))
 	}
+	if cfg.BackupURL != "" {
+		out = append(out, backup.Periodic())
+	}
 	return out
 }
 
@@ -270,7 +273,7 @@ func (j *jobs) addWorkers(d Deps, workers *river.Workers, seams *Seams) error {
 		images = tree.Browser
 	}
 	river.AddWorker(workers, &cover.FetchWorker{Fetcher: &cover.Fetcher{
-		Store: d.Store, Covers: &blob.Store{Dir: d.Config.CoverDir},
+		Store: d.Store, Covers: d.Blobs.Covers,
 		Images: tree.Gate, Browser: images, MaxBytes: tree.Gate.MaxBytes(),
 		Pacer: tree.Pacer, Policy: tree.Policy, Logger: d.Logger,
 	}})
@@ -278,6 +281,14 @@ func (j *jobs) addWorkers(d Deps, workers *river.Workers, seams *Seams) error {
 	watch := newWatch(d, j.trackers.Box)
 	watch.FailingHold, watch.MinPolls = seams.OwnerFailingHold, seams.OwnerMinPolls
 	river.AddWorker(workers, &notify.WatchWorker{W: watch})
+	if d.Config.BackupURL != "" {
+		dir, err := backup.DirOf(d.Config.BackupURL)
+		if err != nil {
+			return err
+		}
+		river.AddWorker(workers, &backup.Worker{D: &backup.Daily{Pool: d.Store.Pool, Stores: d.Blobs, Dir: dir,
+			Keep: d.Config.BackupKeep, Logger: d.Logger}})
+	}
 	river.AddWorker(workers, &tracker.SyncWorker{S: j.trackers})
 	return nil
 }

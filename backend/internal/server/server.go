@@ -47,6 +47,9 @@ type Deps struct {
 	// Registry is the Site registry every part of the replica asks; nil
 	// means the built-in Sites.
 	Registry *latest.Registry
+	// Blobs are the stores of Cover and page bytes; nil builds them from
+	// Config (Config.Blobs: BLOB_URL, or the volume).
+	Blobs *blob.Stores
 }
 
 // Server is one Lectern replica.
@@ -94,6 +97,11 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 		d.Logger.WarnContext(ctx, "added Sites not loaded at start; the refresh retries", "err", err)
 	}
 
+	if d.Blobs == nil {
+		if d.Blobs, err = blob.Open(d.Config.Blobs()); err != nil {
+			return nil, err
+		}
+	}
 	j, err := newJobs(d)
 	if err != nil {
 		return nil, err
@@ -137,7 +145,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	r.Get("/userscripts/{name}", scripts)
 	r.Mount("/api", a.Routes())
 	// Public by design (docs/adr/0007): an <img> carries no credential.
-	covers := cover.NewHandler(&blob.Store{Dir: d.Config.CoverDir})
+	covers := cover.NewHandler(d.Blobs.Covers)
 	covers.Logger = d.Logger
 	r.Handle("/covers/{address}", covers)
 	ui, err := web.New(web.Deps{Config: d.Config, Store: d.Store, Library: s.library, Logger: d.Logger, Version: d.Version,

@@ -44,6 +44,17 @@ func MigrateDown(ctx context.Context, databaseURL string, steps int) error {
 	})
 }
 
+// MigrateTo migrates up (never down) to version exactly: a restore loads a
+// backup's rows into the schema they were taken from, then migrates on.
+func MigrateTo(ctx context.Context, databaseURL string, version uint) error {
+	return withMigrator(ctx, databaseURL, func(m *migrate.Migrate) error {
+		if err := m.Migrate(version); err != nil && !errors.Is(err, migrate.ErrNoChange) {
+			return fmt.Errorf("migrate to %d: %w", version, err)
+		}
+		return nil
+	})
+}
+
 // MigrationVersion reports the applied version and whether the last
 // migration failed half-way (dirty).
 func MigrationVersion(ctx context.Context, databaseURL string) (version uint, dirty bool, err error) {

@@ -284,11 +284,17 @@ func (u *UI) archivePage(w http.ResponseWriter, r *http.Request) {
 		u.serverError(w, r, err)
 		return
 	}
-	f, err := u.archive.Pages.Open(address)
+	f, err := u.archive.Pages.Open(r.Context(), address)
 	if err != nil {
 		site, _, _ := latest.SplitKey(key)
 		u.log.ErrorContext(r.Context(), "serve archived page", "series", key, "site", site, "address", address, "err", err)
-		http.Error(w, "page unavailable", http.StatusInternalServerError)
+		status := http.StatusInternalServerError
+		if errors.Is(err, blob.ErrUnavailable) {
+			// The bucket, not the page, is away for now.
+			w.Header().Set("Retry-After", "5")
+			status = http.StatusServiceUnavailable
+		}
+		http.Error(w, "page unavailable", status)
 		return
 	}
 	defer f.Close()

@@ -232,7 +232,7 @@ func coverPNG(t testing.TB, top, bottom color.RGBA) []byte {
 // the Series at them, as the fetch_cover job does.
 func (b *testBundle) storeCover(key string, png []byte) string {
 	b.T.Helper()
-	addr, err := (&blob.Store{Dir: b.Config.CoverDir}).Put(context.Background(), png, "image/png")
+	addr, err := (&blob.FS{Dir: b.Config.CoverDir}).Put(context.Background(), png, "image/png")
 	require.NoError(b.T, err)
 	_, err = b.Store.Pool.Exec(context.Background(), `
 		UPDATE series SET cover_address = $2, cover_type = 'image/png', cover_size = $3, cover_at = now(), updated_at = now()

@@ -257,7 +257,7 @@ func random(n int) []byte {
 
 // acquire is what the fetch_cover job will do: fetch through the gate and
 // store only what came back as a confirmed image.
-func acquire(ctx context.Context, c *gate.Client, s *blob.Store, rawURL string) (string, error) {
+func acquire(ctx context.Context, c *gate.Client, s *blob.FS, rawURL string) (string, error) {
 	img, err := c.FetchImage(ctx, rawURL, "https://site.test/series/x")
 	if err != nil {
 		return "", err

@@ -92,7 +92,7 @@ func TestHostileDestinationsAreRefusedWithoutAConnection(t *testing.T) {
 				f.net.Resolve(name, addrs...)
 			}
 			c := f.client(gate.Options{})
-			store := &blob.Store{Dir: t.TempDir()}
+			store := &blob.FS{Dir: t.TempDir()}
 
 			addr, err := acquire(context.Background(), c, store, tc.url)
 			require.ErrorIs(t, err, gate.ErrRefused)
@@ -158,7 +158,7 @@ func TestHostileAnswersAreRefusedAndNothingStored(t *testing.T) {
 			f := newFixture(t, fixtureOpts{})
 			f.net.Resolve("internal.test", netip.MustParseAddr("192.168.0.10"))
 			c := f.client(tc.opts)
-			store := &blob.Store{Dir: t.TempDir()}
+			store := &blob.FS{Dir: t.TempDir()}
 
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -205,7 +205,7 @@ func TestPublicImagesArrive(t *testing.T) {
 				t.Parallel()
 				f := newFixture(t, fixtureOpts{http2: h2})
 				c := f.client(gate.Options{MaxBytes: 4096, UserAgent: "lectern-test/1"})
-				store := &blob.Store{Dir: t.TempDir()}
+				store := &blob.FS{Dir: t.TempDir()}
 
 				img, err := c.FetchImage(context.Background(), tc.url, "https://site.test/series/x")
 				require.NoError(t, err)
@@ -304,7 +304,7 @@ func TestTruncatedBodiesAreFailures(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, fixtureOpts{})
 			c := f.client(gate.Options{})
-			store := &blob.Store{Dir: t.TempDir()}
+			store := &blob.FS{Dir: t.TempDir()}
 			_, err := acquire(context.Background(), c, store, "https://cdn.test"+path)
 			require.ErrorIs(t, err, io.ErrUnexpectedEOF)
 			require.Empty(t, gate.Class(err), "a cut connection is a failure, not a refusal")
