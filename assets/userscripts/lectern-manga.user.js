@@ -463,14 +463,23 @@ function goneLine(b) {
   return segs;
 }
 
+// The evidence kinds the server names, in the Reader's words.
+const EVIDENCE = { same_title: 'same title', alt_title: 'alternative title', tracker: 'same tracker entry' };
+
+function evidenceWords(e) {
+  const k = clean(str(e && typeof e === 'object' ? e.kind : e), 80);
+  return EVIDENCE[k] || k.replace(/_/g, ' ');
+}
+
 // parseOffer reads GET /api/works/suggestions?key=&title= for the Series of
 // currentKey (not held yet) and returns the first suggestion naming one of the
 // Reader's Bookmarks: { key, title, site, work, evidence }, or null.
 //
-// It reads tolerantly: a list or { suggestions: [...] }; each entry names the
-// held Bookmark as `key`, `bookmark.key`, or among `keys` (the one that is
-// not the page's). The title, Site and Work come from the Reader's own
-// Bookmark list when it holds the key, else from the entry.
+// The server answers a list of { keys, titles, sites, work, evidence }, keys[0]
+// the page's Series; it is read tolerantly: { suggestions: [...] } and an
+// entry naming the held Bookmark as `key` or `bookmark.key` are accepted too.
+// The title, Site and Work come from the Reader's own Bookmark list when it
+// holds the key, else from the entry.
 function parseOffer(text, currentKey, bookmarks = []) {
   let v;
   try {
@@ -483,17 +492,25 @@ function parseOffer(text, currentKey, bookmarks = []) {
     if (!s || typeof s !== 'object') continue;
     const inner = s.bookmark && typeof s.bookmark === 'object' ? s.bookmark : s;
     let key = str(inner.key);
+    let title = str(inner.title);
+    let site = str(inner.site);
     if (key === '' || key === currentKey) {
-      key = (Array.isArray(s.keys) ? s.keys : []).map(str).find((k) => k !== '' && k !== currentKey) || '';
+      const keys = Array.isArray(s.keys) ? s.keys.map(str) : [];
+      const i = keys.findIndex((k) => k !== '' && k !== currentKey);
+      key = i < 0 ? '' : keys[i];
+      if (i >= 0) {
+        title = Array.isArray(s.titles) ? str(s.titles[i]) : '';
+        site = Array.isArray(s.sites) ? str(s.sites[i]) : '';
+      }
     }
     if (key === '' || key === currentKey) continue;
     const held = bookmarks.find((b) => b.key === key) || null;
-    const evidence = (Array.isArray(s.evidence) ? s.evidence : [s.evidence]).map((e) => clean(str(e && typeof e === 'object' ? e.kind || e.why : e), 80)).filter(Boolean);
+    const evidence = (Array.isArray(s.evidence) ? s.evidence : [s.evidence]).map(evidenceWords).filter(Boolean);
     return {
       key,
-      title: clean((held && held.title) || str(inner.title), 200),
-      site: (held && held.site) || str(inner.site) || key.split(':')[0],
-      work: (held && held.work) || str(inner.work),
+      title: clean((held && held.title) || title, 200),
+      site: (held && held.site) || site || key.split(':')[0],
+      work: (held && held.work) || str(s.work) || str(inner.work),
       evidence,
     };
   }

@@ -85,8 +85,10 @@ test('the offer names the Reader\'s own Bookmark of the same story, from any of 
   const want = { key: 'asura:omniscient-readers-viewpoint', title: "Omniscient Reader's Viewpoint", site: 'asura', work: '', evidence: ['same title'] };
   for (const body of [
     [{ key: 'asura:omniscient-readers-viewpoint', evidence: ['same title'] }],
+    [{ keys: [CURRENT, 'asura:omniscient-readers-viewpoint'], titles: ["Omniscient Reader's Viewpoint", 'x'], sites: ['demonic', 'asura'],
+      work: '', evidence: [{ kind: 'same_title', detail: "omniscient reader's viewpoint" }] }],
     { suggestions: [{ keys: [CURRENT, 'asura:omniscient-readers-viewpoint'], evidence: 'same title' }] },
-    [{ bookmark: { key: 'asura:omniscient-readers-viewpoint', title: 'ignored: the list has it' }, evidence: [{ kind: 'same title' }] }],
+    [{ bookmark: { key: 'asura:omniscient-readers-viewpoint', title: 'ignored: the list has it' }, evidence: [{ kind: 'same_title' }] }],
   ]) {
     assert.deepEqual(parseOffer(JSON.stringify(body), CURRENT, HELD), want, JSON.stringify(body));
   }
@@ -96,6 +98,9 @@ test('the offer names the Reader\'s own Bookmark of the same story, from any of 
   // Not in the loaded list: the reply's own title and Site.
   assert.deepEqual(parseOffer('[{"key":"comix:abc-orv","title":"ORV","site":"comix","work":"3"}]', CURRENT, HELD),
     { key: 'comix:abc-orv', title: 'ORV', site: 'comix', work: '3', evidence: [] });
+  assert.deepEqual(parseOffer(JSON.stringify([{ keys: [CURRENT, 'comix:abc-orv'], titles: ['', 'ORV'], sites: ['demonic', 'comix'], work: '3',
+    evidence: [{ kind: 'alt_title' }, { kind: 'tracker' }] }]), CURRENT, HELD),
+  { key: 'comix:abc-orv', title: 'ORV', site: 'comix', work: '3', evidence: ['alternative title', 'same tracker entry'] });
   assert.equal(offerText(want), "Same story as Omniscient Reader's Viewpoint on asura?");
 });
 
