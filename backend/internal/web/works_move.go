@@ -1,0 +1,185 @@
+package web
+
+import (
+	"net/http"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/lectern-reader/lectern/backend/internal/bookmark"
+	"github.com/lectern-reader/lectern/backend/internal/latest"
+	"github.com/lectern-reader/lectern/backend/internal/store"
+)
+
+// "Move these Bookmarks to another Site": for a Reader's Bookmarks on one
+// Site (one that is dying, or gone), the page lists, for each, the Reader's
+// Bookmarks on other Sites that look like the same story (its Work's other
+// members, then the suggestions), each as a box to tick. Nothing is ticked
+// at first and nothing moves until the Reader posts the reviewed form: one
+// POST moves the ticked ones' Progress and links each pair
+// (bookmark.Service.MoveProgress, one transaction).
+//
+// A tick posts "<from> <to>" (keys hold no spaces), so only ticked rows are
+// sent: a form of a thousand Bookmarks stays within maxForm.
+
+// siteName is what a Site name can be, also for a Site the Owner removed
+// (its Bookmarks stay and may be moved away).
+var siteName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+
+type moveRow struct {
+	From    workMember
+	Chapter string
+	Targets []moveTarget
+}
+
+type moveTarget struct {
+	Value, Label, Why string
+}
+
+type movePage struct {
+	common
+	Site        string
+	Rows        []moveRow
+	Unmatched   int
+	SiteOptions []option
+}
+
+func (u *UI) workMoveShow(w http.ResponseWriter, r *http.Request) {
+	reader, _ := readerFrom(r)
+	site := r.URL.Query().Get("site")
+	if site != "" && !siteName.MatchString(site) {
+		u.fail(w, r, http.StatusBadRequest, "Unknown Site", "A Site name is lower-case letters, digits and dashes.")
+		return
+	}
+	all, err := u.lib.List(r.Context(), reader.ID, "")
+	if err != nil {
+		u.serverError(w, r, err)
+		return
+	}
+	p := movePage{common: u.base(r, "Move Bookmarks to another Site", ""), Site: site}
+	counts := map[string]int{}
+	for _, b := range all {
+		counts[b.Site]++
+	}
+	sites := make([]string, 0, len(counts))
+	for s := range counts {
+		sites = append(sites, s)
+	}
+	sort.Strings(sites)
+	for _, s := range sites {
+		p.SiteOptions = append(p.SiteOptions, option{Value: s, Label: s, Selected: s == site})
+	}
+	if site != "" {
+		if p.Rows, err = u.moveRows(r, reader.ID, site, all); err != nil {
+			u.serverError(w, r, err)
+			return
+		}
+		for _, row := range p.Rows {
+			if len(row.Targets) == 0 {
+				p.Unmatched++
+			}
+		}
+	}
+	u.render(w, r, http.StatusOK, "works_move", p)
+}
+
+// moveRows lists the Reader's Bookmarks on site, each with the Bookmarks on
+// other Sites of its Library that look like the same story.
+func (u *UI) moveRows(r *http.Request, readerID int64, site string, all []bookmark.Bookmark) ([]moveRow, error) {
+	ss, err := u.lib.Suggestions(r.Context(), readerID)
+	if err != nil {
+		return nil, err
+	}
+	byKey := make(map[string]bookmark.Bookmark, len(all))
+	for _, b := range all {
+		byKey[b.Key] = b
+	}
+	suggested := map[string][]moveTarget{}
+	addSuggested := func(from, to string, why string) {
+		if b, ok := byKey[to]; ok && b.Site != site {
+			suggested[from] = append(suggested[from], moveTarget{Value: from + " " + to, Label: targetLabel(b), Why: why})
+		}
+	}
+	for _, s := range ss {
+		if len(s.Keys) != 2 {
+			continue
+		}
+		addSuggested(s.Keys[0], s.Keys[1], evidenceText(s.Evidence))
+		addSuggested(s.Keys[1], s.Keys[0], evidenceText(s.Evidence))
+	}
+	var rows []moveRow
+	for _, b := range all {
+		if b.Site != site {
+			continue
+		}
+		row := moveRow{From: memberOf(b, ""), Chapter: b.Chapter}
+		if b.Work != "" {
+			for _, m := range all {
+				if m.Work == b.Work && m.Site != site {
+					row.Targets = append(row.Targets, moveTarget{Value: b.Key + " " + m.Key, Label: targetLabel(m), Why: "linked in a Work"})
+				}
+			}
+		}
+		row.Targets = append(row.Targets, suggested[b.Key]...)
+		rows = append(rows, row)
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		return strings.ToLower(rows[i].From.Title) < strings.ToLower(rows[j].From.Title)
+	})
+	return rows, nil
+}
+
+func targetLabel(b bookmark.Bookmark) string {
+	label := latest.DisplayTitle(b.Title, b.SeriesURL) + " on " + b.Site
+	if b.Chapter != "" {
+		label += " (read: " + b.Chapter + ")"
+	}
+	return label
+}
+
+// workMove moves the ticked Bookmarks' Progress, as reviewed, in one step.
+func (u *UI) workMove(w http.ResponseWriter, r *http.Request) {
+	reader, _ := readerFrom(r)
+	site := r.PostForm.Get("site")
+	if !siteName.MatchString(site) {
+		u.fail(w, r, http.StatusBadRequest, "Unknown Site", "A Site name is lower-case letters, digits and dashes.")
+		return
+	}
+	ticks := r.PostForm["move"]
+	if len(ticks) == 0 {
+		u.fail(w, r, http.StatusBadRequest, "Nothing ticked", "Tick the Bookmarks to move; nothing was moved.")
+		return
+	}
+	seen := map[string]bool{}
+	moves := make([]store.ProgressMove, 0, len(ticks))
+	for _, t := range ticks {
+		f := strings.Fields(t)
+		if len(f) != 2 || len(f[0]) > 300 || len(f[1]) > 300 || f[0] == f[1] {
+			u.fail(w, r, http.StatusBadRequest, "Malformed form", "A ticked move names two different Series keys.")
+			return
+		}
+		for _, k := range f {
+			if _, _, ok := latest.SplitKey(k); !ok {
+				u.fail(w, r, http.StatusBadRequest, "Malformed Series key", "A Series key looks like site:slug.")
+				return
+			}
+		}
+		if s, _, _ := latest.SplitKey(f[0]); s != site {
+			u.fail(w, r, http.StatusBadRequest, "Not on this Site", f[0]+" is not a Bookmark on "+site+"; nothing was moved.")
+			return
+		}
+		if seen[f[0]] {
+			u.fail(w, r, http.StatusBadRequest, "Two places for one Bookmark",
+				"Tick one place for "+f[0]+" to move to; nothing was moved.")
+			return
+		}
+		seen[f[0]] = true
+		moves = append(moves, store.ProgressMove{From: f[0], To: f[1]})
+	}
+	if err := u.lib.MoveProgress(r.Context(), reader.ID, moves); err != nil {
+		u.refuseWork(w, r, err)
+		return
+	}
+	u.log.InfoContext(r.Context(), "bookmarks moved to another site", "site", site, "moves", len(moves))
+	http.Redirect(w, r, withMsg("/works/move?site="+site, "moved"), http.StatusSeeOther)
+}
