@@ -84,6 +84,11 @@ func TestWorkPanelOnTwoSites(t *testing.T) {
 	tb.panel(`({ Href: q('lectern-work-continue').getAttribute('href'), Offer: String(q('lectern-offer').hidden) })`, &cont)
 	require.Equal(t, "https://demonicscans.org/chaptered.php?manga=5120&chapter=251", cont.Href, "continue at demonic's 251")
 	require.Equal(t, "true", cont.Offer, "a held Series is offered nothing")
+	var item struct{ Progress, Latest string }
+	tb.panel(fmt.Sprintf(`(() => { const it = R.querySelector('[data-testid="lectern-item"][data-key=%q]'); `+
+		`return { Progress: it.querySelector('[data-testid="lectern-progress"]').textContent, Latest: it.querySelector('[data-testid="lectern-latest"]').textContent }; })()`, demonic.Key), &item)
+	require.Equal(t, "Read: Chapter 250 on asura", item.Progress, "the list shows the Work's Progress and where it was read")
+	require.Equal(t, "demonic latest: Chapter 251", item.Latest)
 	tb.screenshot("e2e-work-line-demonic")
 
 	// On asura's chapter page, the Work line of the same Work.

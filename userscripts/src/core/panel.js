@@ -264,9 +264,16 @@ export function mountPanel(doc, { script, version, library, handlers }) {
     const title = displayTitle(b, b.key === currentKey ? currentTitle : '');
     const progress = el(doc, 'div', { className: 'line', testid: 'lectern-progress' });
     progress.appendChild(el(doc, 'span', { text: 'Read: ' }));
-    progress.appendChild(b.chapter ? safeLink(doc, b.chapter_url, b.chapter) : el(doc, 'span', { text: '—' }));
+    if (b.work && b.work_chapter) {
+      // In a Work, Progress is the Work's, wherever it was read.
+      progress.appendChild(safeLink(doc, b.work_chapter_url, b.work_chapter));
+      progress.appendChild(el(doc, 'span', { text: ` on ${b.work_progress_site}`, testid: 'lectern-progress-site' }));
+    } else {
+      progress.appendChild(b.chapter ? safeLink(doc, b.chapter_url, b.chapter) : el(doc, 'span', { text: '—' }));
+    }
     const latest = el(doc, 'div', { className: 'line', testid: 'lectern-latest' });
-    latest.appendChild(el(doc, 'span', { text: 'Latest: ' }));
+    // Two Bookmarks of one Work share a title: the Site tells them apart.
+    latest.appendChild(el(doc, 'span', { text: b.work && b.site ? `${b.site} latest: ` : 'Latest: ' }));
     latest.appendChild(b.latest_chapter ? safeLink(doc, b.latest_chapter_url, b.latest_chapter) : el(doc, 'span', { text: 'not known yet' }));
     li.appendChild(coverBox(b));
     const gone = b.gone ? el(doc, 'div', { className: 'line gone', testid: 'lectern-item-gone', text: 'Gone' + (b.gone_reason ? ': ' + b.gone_reason : '') }) : null;
