@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"testing"
 	"time"
 
@@ -73,4 +74,19 @@ func TestASeriesPageGoneForThreeDaysMarksItsSeriesGone(t *testing.T) {
 	for _, c := range candidates {
 		require.Contains(t, []string{ser.Key}, c.Key, "gone Series are not polled")
 	}
+}
+
+// A Site that lists alternative titles has them recorded with the poll,
+// for the Works suggestions.
+func TestPollRecordsAlternativeTitles(t *testing.T) {
+	t.Parallel()
+	e := newPollEnv(t, time.Hour)
+	site := e.newSite()
+	site.AltTitles = func([]byte, *url.URL) []string { return []string{"Tourou no Deshi", "灯籠の弟子"} }
+	ser := e.hold(site, "alt", 1)
+	e.fetch.set(ser.SeriesURL, seriesBody("The Lantern Keeper's Apprentice", "", 3), nil)
+	require.NoError(t, e.poller.Poll(context.Background(), ser.Key, time.Time{}))
+	var got []string
+	require.NoError(t, e.st.Pool.QueryRow(context.Background(), `SELECT alt_titles FROM series WHERE key = $1`, ser.Key).Scan(&got))
+	require.Equal(t, []string{"Tourou no Deshi", "灯籠の弟子"}, got)
 }

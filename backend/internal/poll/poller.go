@@ -370,6 +370,13 @@ func (p *Poller) answered(ctx context.Context, log *slog.Logger, site *latest.Si
 			log.WarnContext(ctx, "poll: tracker ids not recorded", "err", err)
 		}
 	}
+	if lerr == nil && site.AltTitles != nil && !fromFeed {
+		// Alternative titles only feed the Works suggestions: like tracker
+		// ids, a courtesy of the series page, never the poll's failure.
+		if err := p.Store.SetAltTitles(ctx, key, site.AltTitles(page.Body, pu)); err != nil {
+			log.WarnContext(ctx, "poll: alternative titles not recorded", "err", err)
+		}
+	}
 	if lerr == nil || !isNotPage(lerr) {
 		// The Site answered with its series page: it is not refusing us.
 		if err := p.Store.SiteAnswered(ctx, site.Name); err != nil {
