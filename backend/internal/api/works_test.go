@@ -1,7 +1,9 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"testing"
@@ -316,4 +318,56 @@ func TestGoneSeriesKeepsItsBookmark(t *testing.T) {
 	a := wb(t, b, tok, orvAsura)
 	require.False(t, *a.Gone)
 	require.Equal(t, "", *a.GoneReason)
+}
+
+// The JSON export labels each Work's entries; an import links entries
+// sharing a label; export → import → export is the same file.
+func TestWorksExportImportRoundTrip(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ann, annTok := b.reader("ann")
+	b.put(ann, "https://asurascans.com/comics/omniscient-readers-viewpoint-5e6f7a8b", "Omniscient Reader's Viewpoint", "Chapter 120")
+	b.put(ann, "https://demonicscans.org/manga/Omniscient-Readers-Viewpoint", "Omniscient Reader’s Viewpoint", "")
+	b.put(ann, "https://demonicscans.org/manga/Martial-Peak", "Martial Peak", "Chapter 3")
+	b.put(ann, "https://asurascans.com/comics/solo-leveling-1a2b3c4d", "Solo Leveling", "Chapter 9")
+	_, err := b.lib.Link(context.Background(), ann, []string{orvAsura, orvDemonic})
+	require.NoError(t, err)
+	_, err = b.lib.Link(context.Background(), ann, []string{mpDemonic, "asura:solo-leveling"})
+	require.NoError(t, err)
+	exported := b.do(http.MethodGet, "/export", annTok, nil).body
+	var doc struct {
+		Bookmarks []struct {
+			Key  string  `json:"key"`
+			Work *string `json:"work"`
+		} `json:"bookmarks"`
+	}
+	require.NoError(t, json.Unmarshal(exported, &doc))
+	labels := map[string]string{}
+	for _, e := range doc.Bookmarks {
+		require.NotNil(t, e.Work, "every entry has a work label, empty or not")
+		labels[e.Key] = *e.Work
+	}
+	require.Equal(t, map[string]string{orvAsura: "work-1", orvDemonic: "work-1", mpDemonic: "work-2", "asura:solo-leveling": "work-2"}, labels)
+
+	bob, bobTok := b.reader("bob")
+	res := b.do(http.MethodPost, "/import?format=lectern", bobTok, bytes.NewReader(exported))
+	require.Equal(t, http.StatusOK, res.code, "%s", res.body)
+	var rep struct {
+		WorksLinked int `json:"works_linked"`
+	}
+	require.NoError(t, json.Unmarshal(res.body, &rep))
+	require.Equal(t, 2, rep.WorksLinked)
+	works, err := b.lib.Works(context.Background(), bob)
+	require.NoError(t, err)
+	require.Len(t, works, 2)
+	require.Equal(t, []string{orvAsura, orvDemonic}, works[0].Keys)
+	again := b.do(http.MethodGet, "/export", bobTok, nil).body
+	require.Equal(t, stripExportedAt(t, exported), stripExportedAt(t, again), "export → import → export is the same file")
+
+	// Importing the same file again links nothing new and breaks nothing.
+	res = b.do(http.MethodPost, "/import?format=lectern", bobTok, bytes.NewReader(exported))
+	require.Equal(t, http.StatusOK, res.code, "%s", res.body)
+	require.NoError(t, json.Unmarshal(res.body, &rep))
+	require.Zero(t, rep.WorksLinked)
+	require.Equal(t, stripExportedAt(t, exported), stripExportedAt(t, b.do(http.MethodGet, "/export", bobTok, nil).body))
 }

@@ -504,3 +504,97 @@ func (s *Store) SeriesStoryFacts(ctx context.Context, key string) (StoryFacts, e
 		FROM series s WHERE s.key = $1`, key).Scan(&f.Site, &f.Kind, &f.Title, &f.SeriesURL, &f.AltTitles, &f.TrackerIDs)
 	return f, notFound(err)
 }
+
+// LockReaderWorks locks every Work of the Reader, in id order: the first
+// step of a transaction that may change any of their members (an import,
+// which writes Bookmarks before it knows which Works its labels touch).
+func (s *Store) LockReaderWorks(ctx context.Context, readerID int64) error {
+	if _, err := s.db.Exec(ctx, `SELECT id FROM works WHERE reader_id = $1 ORDER BY id FOR UPDATE`, readerID); err != nil {
+		return fmt.Errorf("lock works: %w", err)
+	}
+	return nil
+}
+
+// ImportWorks links the Series keys of each group (an import's entries
+// sharing one Work label) into one Work, inside the import's transaction,
+// and returns how many Works it made or added to. The Reader's Works are
+// locked first (the lock order), then the Bookmarks in key order. A group
+// whose Bookmarks are already in one Work adds the rest to it; keys in a
+// different Work than the group's, or of another Library, are left as they
+// are, since an import never breaks a link the Reader made; a group of
+// fewer than two keys links nothing. The caller locked the Reader's Works
+// (LockReaderWorks) before any Bookmark; they are locked here again, which
+// costs nothing when held.
+func (s *Store) ImportWorks(ctx context.Context, readerID int64, groups [][]string) (int, error) {
+	if s.tx == nil {
+		return 0, fmt.Errorf("import works: not in a transaction")
+	}
+	var all []string
+	for _, g := range groups {
+		all = append(all, g...)
+	}
+	if len(distinctSorted(all)) < 2 {
+		return 0, nil
+	}
+	if err := s.LockReaderWorks(ctx, readerID); err != nil {
+		return 0, err
+	}
+	held, err := s.lockMembers(ctx, readerID, distinctSorted(all))
+	if err != nil {
+		return 0, err
+	}
+	linked := 0
+	for _, g := range groups {
+		keys := distinctSorted(g)
+		var kind string
+		var work *int64
+		var join []string
+		for _, k := range keys {
+			h, ok := held[k]
+			if !ok {
+				continue
+			}
+			if kind == "" {
+				kind = h.kind
+			}
+			if h.kind != kind {
+				continue
+			}
+			if h.workID != nil && work == nil {
+				work = h.workID
+			}
+			join = append(join, k)
+		}
+		var free []string
+		for _, k := range join {
+			if w := held[k].workID; w == nil || (work != nil && *w == *work) {
+				free = append(free, k)
+			}
+		}
+		if len(free) < 2 {
+			continue
+		}
+		if work == nil {
+			var id int64
+			if err := s.db.QueryRow(ctx, `INSERT INTO works (reader_id) VALUES ($1) RETURNING id`, readerID).Scan(&id); err != nil {
+				return 0, fmt.Errorf("import works: %w", err)
+			}
+			work = &id
+		}
+		tag, err := s.db.Exec(ctx, `
+			UPDATE bookmarks SET work_id = $3, updated_at = now()
+			WHERE reader_id = $1 AND series_key = ANY($2) AND work_id IS DISTINCT FROM $3`, readerID, free, *work)
+		if err != nil {
+			return 0, fmt.Errorf("import works: %w", err)
+		}
+		for _, k := range free {
+			h := held[k]
+			h.workID = work
+			held[k] = h
+		}
+		if tag.RowsAffected() > 0 {
+			linked++
+		}
+	}
+	return linked, nil
+}
