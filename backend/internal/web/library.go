@@ -146,21 +146,39 @@ func (u *UI) libraryShow(w http.ResponseWriter, r *http.Request) {
 	var workOrder []string
 	workShown := map[string]bool{}
 	held := map[string]bookmark.Bookmark{}
+	// Counts are of cards: a Work counts once, unread when any member is.
+	units := map[string]map[string]bool{}
 	for _, b := range all {
-		if t := counts[b.Kind]; t != nil {
-			t.Total++
-			if b.Unread {
-				t.Unread++
+		unit := b.Key
+		if b.Work != "" {
+			unit = "work:" + b.Work
+		}
+		if units[b.Kind] == nil {
+			units[b.Kind] = map[string]bool{}
+		}
+		units[b.Kind][unit] = units[b.Kind][unit] || b.Unread
+	}
+	for k, us := range units {
+		for _, unread := range us {
+			if t := counts[k]; t != nil {
+				t.Total++
+				if unread {
+					t.Unread++
+				}
+			}
+			if k == kind {
+				p.Total++
+				if unread {
+					p.Unread++
+				}
 			}
 		}
+	}
+	for _, b := range all {
 		if b.Kind != kind {
 			continue
 		}
 		held[b.Key] = b
-		p.Total++
-		if b.Unread {
-			p.Unread++
-		}
 		if b.Work != "" {
 			if works[b.Work] == nil {
 				workOrder = append(workOrder, b.Work)

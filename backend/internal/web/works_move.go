@@ -20,7 +20,8 @@ import (
 // (bookmark.Service.MoveProgress, one transaction).
 //
 // A tick posts "<from> <to>" (keys hold no spaces), so only ticked rows are
-// sent: a form of a thousand Bookmarks stays within maxForm.
+// sent, and a row's list of the Reader's other Bookmarks posts "" until one
+// is chosen: a form of a thousand Bookmarks stays within maxForm.
 
 // siteName is what a Site name can be, also for a Site the Owner removed
 // (its Bookmarks stay and may be moved away).
@@ -29,8 +30,17 @@ var siteName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 type moveRow struct {
 	From    workMember
 	Chapter string
+	// Targets are the Bookmarks that look like the same story, to tick;
+	// Others the Reader's other Bookmarks of the Library on other Sites,
+	// to choose from when none does (or another is the one).
 	Targets []moveTarget
+	Others  []moveTarget
 }
+
+// maxOtherOptions bounds the page: the "another of your Bookmarks" lists
+// are drawn while rows × options stays below it; past it, a Bookmark with no
+// match is linked from its own page first.
+const maxOtherOptions = 20000
 
 type moveTarget struct {
 	Value, Label, Why string
@@ -108,6 +118,20 @@ func (u *UI) moveRows(r *http.Request, readerID int64, site string, all []bookma
 		addSuggested(s.Keys[1], s.Keys[0], evidenceText(s.Evidence))
 	}
 	var rows []moveRow
+	others := map[string][]bookmark.Bookmark{} // by kind: Bookmarks on other Sites
+	n := 0
+	for _, b := range all {
+		if b.Site != site {
+			others[b.Kind] = append(others[b.Kind], b)
+		} else {
+			n++
+		}
+	}
+	for _, list := range others {
+		sort.SliceStable(list, func(i, j int) bool {
+			return strings.ToLower(targetLabel(list[i])) < strings.ToLower(targetLabel(list[j]))
+		})
+	}
 	for _, b := range all {
 		if b.Site != site {
 			continue
@@ -121,6 +145,11 @@ func (u *UI) moveRows(r *http.Request, readerID int64, site string, all []bookma
 			}
 		}
 		row.Targets = append(row.Targets, suggested[b.Key]...)
+		if n*len(others[b.Kind]) <= maxOtherOptions {
+			for _, o := range others[b.Kind] {
+				row.Others = append(row.Others, moveTarget{Value: b.Key + " " + o.Key, Label: targetLabel(o)})
+			}
+		}
 		rows = append(rows, row)
 	}
 	sort.SliceStable(rows, func(i, j int) bool {
@@ -145,7 +174,13 @@ func (u *UI) workMove(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, http.StatusBadRequest, "Unknown Site", "A Site name is lower-case letters, digits and dashes.")
 		return
 	}
-	ticks := r.PostForm["move"]
+	// A row's "another of your Bookmarks" list posts "" until one is chosen.
+	var ticks []string
+	for _, t := range r.PostForm["move"] {
+		if strings.TrimSpace(t) != "" {
+			ticks = append(ticks, t)
+		}
+	}
 	if len(ticks) == 0 {
 		u.fail(w, r, http.StatusBadRequest, "Nothing ticked", "Tick the Bookmarks to move; nothing was moved.")
 		return

@@ -70,6 +70,8 @@ func TestLibraryShowsOneCardPerWork(t *testing.T) {
 	r := c.Get("/library/manga")
 	require.Equal(t, http.StatusOK, r.Code)
 	require.Equal(t, []string{orvTitle, "Solo Leveling"}, cardTitles(r), "one card for the Work, unread first")
+	require.Equal(t, "2 manga · 1 with new chapters", text(r, `[data-testid="summary"]`), "a Work counts once")
+	require.Equal(t, "Manga 2 1 new", text(r, `.tabs a`))
 	card := r.Doc.Find(`[data-testid="card"][data-work]`)
 	require.Equal(t, 1, card.Length())
 	require.Equal(t, []string{"asura", "demonic"}, texts(r, `[data-work] [data-testid="work-site"]`))
@@ -237,6 +239,10 @@ func TestMoveBookmarksToAnotherSite(t *testing.T) {
 	_, ticked := box.Attr("checked")
 	require.False(t, ticked, "nothing is ticked for the Reader")
 	require.Equal(t, 1, r.Doc.Find(`[data-testid="move-row"][data-key="demonic:Solo-Max-Level-Newbie"] [data-testid="move-none"]`).Length())
+	// Every row also lists the Reader's other Bookmarks, "Don't move" chosen.
+	other := r.Doc.Find(`[data-testid="move-row"][data-key="demonic:Solo-Max-Level-Newbie"] [data-testid="move-other"] option`)
+	require.Equal(t, []string{"", "demonic:Solo-Max-Level-Newbie asura:blue-lock"}, []string{other.Eq(0).AttrOr("value", "x"), other.Eq(1).AttrOr("value", "")})
+	require.Equal(t, 2, other.Length())
 
 	// Nothing ticked: nothing moves.
 	r = c.PostForm("/works/move?site=demonic", "/works/move", url.Values{"site": {"demonic"}})
@@ -251,8 +257,13 @@ func TestMoveBookmarksToAnotherSite(t *testing.T) {
 	}
 	require.Equal(t, "Chapter 3", b.bookmarkOf(ann.ID, "asura:blue-lock").Chapter)
 
-	// The reviewed, ticked move: Progress goes across and the pair is linked.
-	r = c.PostForm("/works/move?site=demonic", "/works/move", url.Values{"site": {"demonic"}, "move": {lockKey + " asura:blue-lock"}})
+	// A tick and a choice for one Bookmark: two places, nothing moves.
+	r = c.PostForm("/works/move?site=demonic", "/works/move", url.Values{"site": {"demonic"}, "move": {lockKey + " asura:blue-lock", lockKey + " asura:blue-lock"}})
+	require.Equal(t, http.StatusBadRequest, r.Code)
+
+	// The reviewed, ticked move (the unchosen lists post ""): Progress goes
+	// across and the pair is linked.
+	r = c.PostForm("/works/move?site=demonic", "/works/move", url.Values{"site": {"demonic"}, "move": {"", lockKey + " asura:blue-lock", ""}})
 	require.Equal(t, http.StatusSeeOther, r.Code, r.Body)
 	require.Equal(t, "/works/move?msg=moved&site=demonic", r.Location())
 	moved := b.bookmarkOf(ann.ID, "asura:blue-lock")
