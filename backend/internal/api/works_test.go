@@ -370,4 +370,14 @@ func TestWorksExportImportRoundTrip(t *testing.T) {
 	require.NoError(t, json.Unmarshal(res.body, &rep))
 	require.Zero(t, rep.WorksLinked)
 	require.Equal(t, stripExportedAt(t, exported), stripExportedAt(t, b.do(http.MethodGet, "/export", bobTok, nil).body))
+
+	// The CSV export carries the labels in its work column too.
+	carol, carolTok := b.reader("carol")
+	csvBody := b.do(http.MethodGet, "/export?format=csv", annTok, nil).body
+	res = b.do(http.MethodPost, "/import?format=lectern", carolTok, bytes.NewReader(csvBody))
+	require.Equal(t, http.StatusOK, res.code, "%s", res.body)
+	works, err = b.lib.Works(context.Background(), carol)
+	require.NoError(t, err)
+	require.Len(t, works, 2)
+	require.Equal(t, string(csvBody), string(b.do(http.MethodGet, "/export?format=csv", carolTok, nil).body))
 }
