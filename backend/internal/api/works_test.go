@@ -370,4 +370,115 @@ func TestWorksExportImportRoundTrip(t *testing.T) {
 	require.NoError(t, json.Unmarshal(res.body, &rep))
 	require.Zero(t, rep.WorksLinked)
 	require.Equal(t, stripExportedAt(t, exported), stripExportedAt(t, b.do(http.MethodGet, "/export", bobTok, nil).body))
+
+	// The CSV export carries the labels in its work column too.
+	carol, carolTok := b.reader("carol")
+	csvBody := b.do(http.MethodGet, "/export?format=csv", annTok, nil).body
+	res = b.do(http.MethodPost, "/import?format=lectern", carolTok, bytes.NewReader(csvBody))
+	require.Equal(t, http.StatusOK, res.code, "%s", res.body)
+	works, err = b.lib.Works(context.Background(), carol)
+	require.NoError(t, err)
+	require.Len(t, works, 2)
+	require.Equal(t, string(csvBody), string(b.do(http.MethodGet, "/export?format=csv", carolTok, nil).body))
+}
+
+type apiSuggestion struct {
+	Keys     []string `json:"keys"`
+	Titles   []string `json:"titles"`
+	Sites    []string `json:"sites"`
+	Work     string   `json:"work"`
+	Evidence []struct {
+		Kind   string `json:"kind"`
+		Detail string `json:"detail"`
+	} `json:"evidence"`
+}
+
+// Suggestions are offered, never linked; accepting is a link, dismissing
+// hides the pair; the panel asks about a Series page it does not hold.
+func TestWorkSuggestions(t *testing.T) {
+	t.Parallel()
+	b := apptest.New(t, apptest.Options{PublicBaseURL: testBase})
+	tok := b.Token("ann", false)
+	holdORV(t, b, tok, "Chapter 120")
+	// The Series have no titles of their own yet: the Reader's hints are
+	// what the suggestions compare, as the list shows.
+	var got []apiSuggestion
+	r := b.Do("GET", "/api/works/suggestions", tok, nil)
+	require.Equal(t, http.StatusOK, r.Code, "%s", r.Body)
+	r.JSON(t, &got)
+	require.Len(t, got, 1)
+	require.Equal(t, []string{orvAsura, orvDemonic}, got[0].Keys)
+	require.Equal(t, []string{"asura", "demonic"}, got[0].Sites)
+	require.Equal(t, "same_title", got[0].Evidence[0].Kind)
+	require.Equal(t, "", got[0].Work)
+	require.Equal(t, "", *wb(t, b, tok, orvAsura).Work, "never linked automatically")
+
+	// A shared tracker id is evidence on its own.
+	_, err := b.Store.Pool.Exec(context.Background(), `
+		INSERT INTO series_tracker_ids (series_key, tracker, entry_id) VALUES ($1, 'anilist', '30013'), ($2, 'anilist', '30013')`,
+		mpDemonic, orvAsura)
+	require.NoError(t, err)
+	b.Do("GET", "/api/works/suggestions", tok, nil).JSON(t, &got)
+	require.Len(t, got, 2)
+	require.Equal(t, []string{orvAsura, mpDemonic}, got[0].Keys)
+	require.Equal(t, "tracker", got[0].Evidence[0].Kind)
+	require.Equal(t, "anilist:30013", got[0].Evidence[0].Detail)
+
+	// Dismissed: gone for good. Accepted (linked): gone too.
+	r = b.Do("POST", "/api/works/suggestions/dismiss", tok, map[string]any{"keys": []string{mpDemonic, orvAsura}})
+	require.Equal(t, http.StatusNoContent, r.Code, "%s", r.Body)
+	require.Equal(t, http.StatusUnprocessableEntity, b.Do("POST", "/api/works/suggestions/dismiss", tok, map[string]any{"keys": []string{orvAsura}}).Code)
+	b.Do("GET", "/api/works/suggestions", tok, nil).JSON(t, &got)
+	require.Len(t, got, 1)
+	w := link(t, b, tok, got[0].Keys...)
+	b.Do("GET", "/api/works/suggestions", tok, nil).JSON(t, &got)
+	require.Empty(t, got)
+
+	// The panel on a Series page not held yet: the Work it would join.
+	q := url.Values{"key": {"comix:x1y2z-omniscient-readers-viewpoint"}, "title": {"OMNISCIENT READER'S VIEWPOINT"}}
+	r = b.Do("GET", "/api/works/suggestions?"+q.Encode(), tok, nil)
+	require.Equal(t, http.StatusOK, r.Code, "%s", r.Body)
+	r.JSON(t, &got)
+	require.Len(t, got, 2, "both members look like it")
+	for _, s := range got {
+		require.Equal(t, "comix:x1y2z-omniscient-readers-viewpoint", s.Keys[0])
+		require.Equal(t, w.ID, s.Work)
+	}
+	q = url.Values{"key": {"novelfull:omniscient-readers-viewpoint"}, "title": {"Omniscient Reader's Viewpoint"}}
+	b.Do("GET", "/api/works/suggestions?"+q.Encode(), tok, nil).JSON(t, &got)
+	require.Empty(t, got, "a novel is not the manga's Work")
+	require.Equal(t, http.StatusUnprocessableEntity, b.Do("GET", "/api/works/suggestions?key=nonsense&title=x", tok, nil).Code)
+
+	// Another Reader sees none of this.
+	bob := b.Token("bob", false)
+	b.Do("GET", "/api/works/suggestions", bob, nil).JSON(t, &got)
+	require.Empty(t, got)
+}
+
+// "Move these Bookmarks to another Site": one reviewed request moves the
+// Progress and links each pair; a bad pair moves nothing.
+func TestMoveProgressToAnotherSite(t *testing.T) {
+	t.Parallel()
+	b := apptest.New(t, apptest.Options{PublicBaseURL: testBase})
+	tok := b.Token("ann", false)
+	holdORV(t, b, tok, "Chapter 120")
+	r := b.Do("POST", "/api/works/move", tok, map[string]any{"moves": []map[string]string{
+		{"from": orvAsura, "to": orvDemonic}, {"from": orvAsura, "to": "asura:not-held"}}})
+	require.Equal(t, http.StatusUnprocessableEntity, r.Code, "%s", r.Body)
+	var rf refusal
+	r.JSON(t, &rf)
+	require.Equal(t, []string{"asura:not-held"}, rf.Keys)
+	require.Equal(t, "", wb(t, b, tok, orvDemonic).WorkChapter, "nothing moved")
+
+	r = b.Do("POST", "/api/works/move", tok, map[string]any{"moves": []map[string]string{{"from": orvAsura, "to": orvDemonic}}})
+	require.Equal(t, http.StatusOK, r.Code, "%s", r.Body)
+	d := b.Bookmark(tok, orvDemonic)
+	require.Equal(t, "Chapter 120", d.Chapter, "the Progress moved")
+	require.Equal(t, 120.0, *d.ChapterNumber)
+	require.Equal(t, "", d.ChapterURL, "a chapter URL of another Site is not this Site's")
+	require.Equal(t, *wb(t, b, tok, orvAsura).Work, *wb(t, b, tok, orvDemonic).Work)
+	require.NotEqual(t, "", *wb(t, b, tok, orvAsura).Work)
+
+	r = b.Do("POST", "/api/works/move", tok, map[string]any{"moves": []map[string]string{{"from": orvAsura, "to": rivNovel}}})
+	require.Equal(t, http.StatusUnprocessableEntity, r.Code, "%s", r.Body)
 }

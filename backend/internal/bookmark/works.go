@@ -40,6 +40,7 @@ func ParseWorkID(s string) (int64, error) {
 type workView struct {
 	progress *store.Bookmark // the member whose Progress is the Work's; nil when none has any
 	latest   *store.Bookmark // the member whose Latest Chapter is the Work's; nil when none has one
+	id       string          // the wire id, made once per Work
 }
 
 // viewOf computes a Work's Progress and Latest Chapter (ADR 0026):
@@ -53,15 +54,19 @@ type workView struct {
 func viewOf(members []store.Bookmark) workView {
 	var v workView
 	for i := range members {
-		m := &members[i]
-		if m.Chapter != "" && furtherProgress(m, v.progress) {
-			v.progress = m
-		}
-		if (m.LatestLabel != "" || m.LatestURL != "") && newerLatest(m, v.latest) {
-			v.latest = m
-		}
+		v.add(&members[i])
 	}
 	return v
+}
+
+// add takes one member into the view.
+func (v *workView) add(m *store.Bookmark) {
+	if m.Chapter != "" && furtherProgress(m, v.progress) {
+		v.progress = m
+	}
+	if (m.LatestLabel != "" || m.LatestURL != "") && newerLatest(m, v.latest) {
+		v.latest = m
+	}
 }
 
 func furtherProgress(m, best *store.Bookmark) bool {
@@ -111,7 +116,15 @@ func later(a, b *time.Time) bool {
 // Where either side has no number the comparison stays the member's own
 // (a URL of another Site says nothing about this one's chapters).
 func withWork(w Bookmark, b store.Bookmark, v workView) Bookmark {
-	w.Work = WorkID(b.WorkID)
+	fillWork(&w, &b, &v)
+	return w
+}
+
+func fillWork(w *Bookmark, b *store.Bookmark, v *workView) {
+	w.Work = v.id
+	if w.Work == "" {
+		w.Work = WorkID(b.WorkID)
+	}
 	if p := v.progress; p != nil {
 		w.WorkChapter, w.WorkChapterNumber, w.WorkChapterURL, w.WorkProgressSite = p.Chapter, p.ChapterNumber, p.ChapterURL, p.Site
 		if b.LatestNumber != nil && p.ChapterNumber != nil {
@@ -121,7 +134,6 @@ func withWork(w Bookmark, b store.Bookmark, v workView) Bookmark {
 	if l := v.latest; l != nil {
 		w.WorkLatestChapter, w.WorkLatestChapterNumber, w.WorkLatestChapterURL, w.WorkLatestSite = l.LatestLabel, l.LatestNumber, l.LatestURL, l.Site
 	}
-	return w
 }
 
 // Render renders a Reader's stored Bookmarks for the wire, in their order,
@@ -130,26 +142,29 @@ func withWork(w Bookmark, b store.Bookmark, v workView) Bookmark {
 // Library).
 func (l *Service) Render(rows []store.Bookmark) []Bookmark {
 	out := make([]Bookmark, len(rows))
-	var members map[int64][]store.Bookmark
-	for i, r := range rows {
-		out[i] = l.Wire(r)
-		if r.WorkID != 0 {
-			if members == nil {
-				members = map[int64][]store.Bookmark{}
+	// One pass builds each Work's view from pointers into rows (no copies
+	// of the members), a second fills the members' fields.
+	var views map[int64]*workView
+	for i := range rows {
+		out[i] = l.Wire(rows[i])
+		if id := rows[i].WorkID; id != 0 {
+			if views == nil {
+				views = map[int64]*workView{}
 			}
-			members[r.WorkID] = append(members[r.WorkID], r)
+			v := views[id]
+			if v == nil {
+				v = &workView{id: WorkID(id)}
+				views[id] = v
+			}
+			v.add(&rows[i])
 		}
 	}
-	if members == nil {
+	if views == nil {
 		return out
 	}
-	views := make(map[int64]workView, len(members))
-	for id, ms := range members {
-		views[id] = viewOf(ms)
-	}
-	for i, r := range rows {
-		if r.WorkID != 0 {
-			out[i] = withWork(out[i], r, views[r.WorkID])
+	for i := range rows {
+		if id := rows[i].WorkID; id != 0 {
+			fillWork(&out[i], &rows[i], views[id])
 		}
 	}
 	return out

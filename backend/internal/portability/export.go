@@ -124,6 +124,7 @@ var CSVColumns = []string{
 	"format_version", "key", "site", "kind", "title", "series_url",
 	"chapter", "chapter_number", "chapter_url", "progress_at",
 	"latest_chapter", "latest_chapter_number", "latest_chapter_url", "latest_at", "created_at",
+	"work",
 }
 
 // WriteCSV writes the export as RFC 4180 CSV with a header row.
@@ -188,7 +189,7 @@ func (e Export) WriteCSV(w io.Writer) error {
 			version, b.Key, b.Site, b.Kind, cell(b.Title), b.SeriesURL,
 			cell(b.Chapter), formatNumber(b.ChapterNumber), b.ChapterURL, formatTime(b.ProgressAt),
 			cell(b.LatestChapter), formatNumber(b.LatestChapterNumber), b.LatestChapterURL, formatTime(b.LatestAt),
-			formatTime(&b.CreatedAt),
+			formatTime(&b.CreatedAt), b.Work,
 		}
 		if err := cw.Write(rec); err != nil {
 			return err

@@ -467,6 +467,7 @@ func parseLecternCSV(body []byte) ([]entry, []LineError, error) {
 		chapter, _ := t.get(i, "chapter")
 		e.Title, e.Chapter = uncell(title), uncell(chapter)
 		e.ChapterURL, _ = t.get(i, "chapter_url")
+		e.Work, _ = t.get(i, "work") // absent in files written before Works
 		if s, _ := t.get(i, "chapter_number"); s != "" {
 			n, err := strconv.ParseFloat(s, 64)
 			if err != nil {
