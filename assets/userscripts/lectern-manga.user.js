@@ -875,6 +875,13 @@ function createClient({ baseURL, xhr, store, client = '', timeout = 15000 }) {
       if (r.status !== 200 && r.status !== 201) throw errorFor(r.status, r.text);
     },
 
+    // dismissSuggestion says a suggested pair is not one story; it is not
+    // offered again.
+    async dismissSuggestion(keys) {
+      const r = await request('POST', '/api/works/suggestions/dismiss', { body: { keys } });
+      if (r.status !== 204 && r.status !== 200) throw errorFor(r.status, r.text);
+    },
+
     // deleteBookmark removes a Bookmark; one already gone counts as removed.
     async deleteBookmark(key) {
       const r = await request('DELETE', '/api/bookmarks/' + keyPath(key));
@@ -1135,7 +1142,8 @@ function mountPanel(doc, { script, version, library, handlers }) {
   const offerText = el(doc, 'span', { testid: 'lectern-offer-text' });
   const offerEvidence = el(doc, 'span', { className: 'muted', testid: 'lectern-offer-evidence' });
   const offerBtn = el(doc, 'button', { className: 'primary', testid: 'lectern-offer-link', text: 'Link', attrs: { type: 'button' } });
-  const offer = el(doc, 'div', { className: 'offer', testid: 'lectern-offer' }, [offerText, offerEvidence, offerBtn]);
+  const offerNo = el(doc, 'button', { testid: 'lectern-offer-dismiss', text: 'Not the same', attrs: { type: 'button' } });
+  const offer = el(doc, 'div', { className: 'offer', testid: 'lectern-offer' }, [offerText, offerEvidence, offerBtn, offerNo]);
   const current = el(doc, 'section', { className: 'current', testid: 'lectern-current' }, [
     curSeries, curChapter, curProgress, curWork, curGone, offer, el(doc, 'div', { className: 'actions' }, [recordBtn, removeCurBtn]),
   ]);
@@ -1205,6 +1213,7 @@ function mountPanel(doc, { script, version, library, handlers }) {
   recordBtn.addEventListener('click', () => handlers.record());
   removeCurBtn.addEventListener('click', () => handlers.removeCurrent());
   offerBtn.addEventListener('click', () => handlers.linkOffer());
+  offerNo.addEventListener('click', () => handlers.dismissOffer());
   settings.addEventListener('submit', (e) => {
     e.preventDefault();
     const value = tokenInput.value;
@@ -1294,7 +1303,7 @@ function mountPanel(doc, { script, version, library, handlers }) {
       panel.setAttribute('data-state', s);
     },
     setBusy(busy) {
-      for (const b of [refreshBtn, recordBtn, removeCurBtn, offerBtn, tokenSave, tokenClear]) b.disabled = busy || b.dataset.off === 'true';
+      for (const b of [refreshBtn, recordBtn, removeCurBtn, offerBtn, offerNo, tokenSave, tokenClear]) b.disabled = busy || b.dataset.off === 'true';
     },
     status(text, { code = '', tone = '' } = {}) {
       status.textContent = text;
@@ -1328,8 +1337,10 @@ function mountPanel(doc, { script, version, library, handlers }) {
       offer.hidden = !v.offer;
       offerText.textContent = v.offer ? v.offer.text : '';
       offerEvidence.textContent = v.offer && v.offer.evidence ? `(${v.offer.evidence})` : '';
-      offerBtn.dataset.off = String(!v.offer);
-      offerBtn.disabled = !v.offer;
+      for (const b of [offerBtn, offerNo]) {
+        b.dataset.off = String(!v.offer);
+        b.disabled = !v.offer;
+      }
     },
     // currentTitle is the title the page shows for currentKey's Series.
     list(bookmarks, currentKey, currentTitle = '') {
@@ -1508,6 +1519,7 @@ function start({ script, version, library, baseURL, sites, ...env }) {
       removeCurrent: () => state.ref && remove(state.ref.key),
       remove: (key) => remove(key),
       linkOffer: () => linkOffer(),
+      dismissOffer: () => dismissOffer(),
       saveToken(value) {
         try {
           store.setToken(value);
@@ -1672,6 +1684,27 @@ function start({ script, version, library, baseURL, sites, ...env }) {
       panel.setBusy(false);
     }
     await refresh({ text: `Bookmarked and linked with ${offer.title || offer.key} on ${offer.site}.`, code: 'linked' });
+  }
+
+  // dismissOffer says the offered Bookmark is not this Series' story; the
+  // server does not offer the pair again.
+  async function dismissOffer() {
+    const offer = state.offer;
+    if (state.busy || !offer || !state.ref || state.offerFor !== state.ref.key) return;
+    state.busy = true;
+    panel.setBusy(true);
+    try {
+      await client.dismissSuggestion([offer.key, state.ref.key]);
+      state.offer = null;
+    } catch (err) {
+      showError(err);
+      return;
+    } finally {
+      state.busy = false;
+      panel.setBusy(false);
+    }
+    panel.status('Not offered again.', { code: 'dismissed', tone: 'ok' });
+    renderCurrent();
   }
 
   async function record(auto) {

@@ -141,17 +141,20 @@ test('the client asks for suggestions by key and title and links through the Wor
     if (r.url.startsWith('/api/works/suggestions?')) return { body: [{ key: 'asura:omniscient-readers-viewpoint', evidence: ['same title'] }] };
     if (r.method === 'POST' && r.url === '/api/works') return { status: 201, body: { id: '7', keys: JSON.parse(r.body).keys } };
     if (r.method === 'POST' && r.url === '/api/works/7/keys') return { status: 200, body: { id: '7' } };
+    if (r.method === 'POST' && r.url === '/api/works/suggestions/dismiss') return { status: 204 };
     return undefined;
   });
   const text = await client.suggestFor(CURRENT, "Omniscient Reader's Viewpoint");
   assert.equal(parseOffer(text, CURRENT, HELD).key, 'asura:omniscient-readers-viewpoint');
   await client.linkWork(['asura:omniscient-readers-viewpoint', CURRENT]);
   await client.addToWork('7', CURRENT);
+  await client.dismissSuggestion(['asura:omniscient-readers-viewpoint', CURRENT]);
 
   const u = new URL(srv.base + srv.seen[0].url);
   assert.deepEqual([u.pathname, u.searchParams.get('key'), u.searchParams.get('title')], ['/api/works/suggestions', CURRENT, "Omniscient Reader's Viewpoint"]);
   assert.deepEqual(JSON.parse(srv.seen[1].body), { keys: ['asura:omniscient-readers-viewpoint', CURRENT] });
   assert.deepEqual(JSON.parse(srv.seen[2].body), { key: CURRENT });
+  assert.deepEqual([srv.seen[3].url, JSON.parse(srv.seen[3].body)], ['/api/works/suggestions/dismiss', { keys: ['asura:omniscient-readers-viewpoint', CURRENT] }]);
   for (const r of srv.seen) assert.equal(r.headers.authorization, 'Bearer lt_0123456789abcdefSECRET');
 });
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -101,4 +102,36 @@ func TestWorkPanelOnTwoSites(t *testing.T) {
 
 	requireTokenHidden(t, tb, e.token)
 	require.Empty(t, b.refusedURLs(), "the script asked for nothing outside Lectern")
+}
+
+// "Not the same": the offer goes, and the server does not make it again.
+func TestWorkOfferDismissed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fixturesites.Options{}, 4)
+	asura, err := latest.Default().Resolve(fixturesites.AsuraChapter)
+	require.NoError(t, err)
+	demonic, err := latest.Default().Resolve(fixturesites.DemonicORVSeries)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, e.api(http.MethodPut, "/api/bookmarks/"+asura.Key, map[string]any{
+		"site": asura.Site, "series_url": asura.SeriesURL, "title": "Omniscient Reader's Viewpoint", "chapter": "Chapter 250", "chapter_number": 250,
+	}, nil))
+
+	browser := launch(t, e.sites)
+	b := newBridge(t, e.lectern.BaseURL, map[string]any{"lectern.token": e.token})
+	tb := newTab(t, browser, b, "lectern-manga", e.userscript("lectern-manga"))
+	tb.open(fixturesites.DemonicORVSeries)
+	tb.click("lectern-toggle")
+	tb.wait(`q('lectern-panel').getAttribute('data-state') === 'ready' && !q('lectern-offer').hidden`)
+	tb.click("lectern-offer-dismiss")
+	tb.wait(`q('lectern-status').getAttribute('data-code') === 'dismissed' && q('lectern-offer').hidden`)
+
+	tb.click("lectern-refresh")
+	tb.wait(`q('lectern-panel').getAttribute('data-state') === 'ready' && q('lectern-status').getAttribute('data-code') === 'ok'`)
+	var hidden bool
+	tb.panel(`q('lectern-offer').hidden`, &hidden)
+	require.True(t, hidden, "a dismissed pair is not offered again")
+	require.Equal(t, http.StatusNotFound, e.api(http.MethodGet, "/api/bookmarks/"+url.PathEscape(demonic.Key), nil, nil), "nothing was bookmarked")
+	var works []json.RawMessage
+	require.Equal(t, http.StatusOK, e.api(http.MethodGet, "/api/works", nil, &works))
+	require.Empty(t, works, "nothing was linked")
 }

@@ -199,6 +199,13 @@ export function createClient({ baseURL, xhr, store, client = '', timeout = 15000
       if (r.status !== 200 && r.status !== 201) throw errorFor(r.status, r.text);
     },
 
+    // dismissSuggestion says a suggested pair is not one story; it is not
+    // offered again.
+    async dismissSuggestion(keys) {
+      const r = await request('POST', '/api/works/suggestions/dismiss', { body: { keys } });
+      if (r.status !== 204 && r.status !== 200) throw errorFor(r.status, r.text);
+    },
+
     // deleteBookmark removes a Bookmark; one already gone counts as removed.
     async deleteBookmark(key) {
       const r = await request('DELETE', '/api/bookmarks/' + keyPath(key));

@@ -58,6 +58,7 @@ export function start({ script, version, library, baseURL, sites, ...env }) {
       removeCurrent: () => state.ref && remove(state.ref.key),
       remove: (key) => remove(key),
       linkOffer: () => linkOffer(),
+      dismissOffer: () => dismissOffer(),
       saveToken(value) {
         try {
           store.setToken(value);
@@ -222,6 +223,27 @@ export function start({ script, version, library, baseURL, sites, ...env }) {
       panel.setBusy(false);
     }
     await refresh({ text: `Bookmarked and linked with ${offer.title || offer.key} on ${offer.site}.`, code: 'linked' });
+  }
+
+  // dismissOffer says the offered Bookmark is not this Series' story; the
+  // server does not offer the pair again.
+  async function dismissOffer() {
+    const offer = state.offer;
+    if (state.busy || !offer || !state.ref || state.offerFor !== state.ref.key) return;
+    state.busy = true;
+    panel.setBusy(true);
+    try {
+      await client.dismissSuggestion([offer.key, state.ref.key]);
+      state.offer = null;
+    } catch (err) {
+      showError(err);
+      return;
+    } finally {
+      state.busy = false;
+      panel.setBusy(false);
+    }
+    panel.status('Not offered again.', { code: 'dismissed', tone: 'ok' });
+    renderCurrent();
   }
 
   async function record(auto) {

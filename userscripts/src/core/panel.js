@@ -142,7 +142,8 @@ export function mountPanel(doc, { script, version, library, handlers }) {
   const offerText = el(doc, 'span', { testid: 'lectern-offer-text' });
   const offerEvidence = el(doc, 'span', { className: 'muted', testid: 'lectern-offer-evidence' });
   const offerBtn = el(doc, 'button', { className: 'primary', testid: 'lectern-offer-link', text: 'Link', attrs: { type: 'button' } });
-  const offer = el(doc, 'div', { className: 'offer', testid: 'lectern-offer' }, [offerText, offerEvidence, offerBtn]);
+  const offerNo = el(doc, 'button', { testid: 'lectern-offer-dismiss', text: 'Not the same', attrs: { type: 'button' } });
+  const offer = el(doc, 'div', { className: 'offer', testid: 'lectern-offer' }, [offerText, offerEvidence, offerBtn, offerNo]);
   const current = el(doc, 'section', { className: 'current', testid: 'lectern-current' }, [
     curSeries, curChapter, curProgress, curWork, curGone, offer, el(doc, 'div', { className: 'actions' }, [recordBtn, removeCurBtn]),
   ]);
@@ -212,6 +213,7 @@ export function mountPanel(doc, { script, version, library, handlers }) {
   recordBtn.addEventListener('click', () => handlers.record());
   removeCurBtn.addEventListener('click', () => handlers.removeCurrent());
   offerBtn.addEventListener('click', () => handlers.linkOffer());
+  offerNo.addEventListener('click', () => handlers.dismissOffer());
   settings.addEventListener('submit', (e) => {
     e.preventDefault();
     const value = tokenInput.value;
@@ -301,7 +303,7 @@ export function mountPanel(doc, { script, version, library, handlers }) {
       panel.setAttribute('data-state', s);
     },
     setBusy(busy) {
-      for (const b of [refreshBtn, recordBtn, removeCurBtn, offerBtn, tokenSave, tokenClear]) b.disabled = busy || b.dataset.off === 'true';
+      for (const b of [refreshBtn, recordBtn, removeCurBtn, offerBtn, offerNo, tokenSave, tokenClear]) b.disabled = busy || b.dataset.off === 'true';
     },
     status(text, { code = '', tone = '' } = {}) {
       status.textContent = text;
@@ -335,8 +337,10 @@ export function mountPanel(doc, { script, version, library, handlers }) {
       offer.hidden = !v.offer;
       offerText.textContent = v.offer ? v.offer.text : '';
       offerEvidence.textContent = v.offer && v.offer.evidence ? `(${v.offer.evidence})` : '';
-      offerBtn.dataset.off = String(!v.offer);
-      offerBtn.disabled = !v.offer;
+      for (const b of [offerBtn, offerNo]) {
+        b.dataset.off = String(!v.offer);
+        b.disabled = !v.offer;
+      }
     },
     // currentTitle is the title the page shows for currentKey's Series.
     list(bookmarks, currentKey, currentTitle = '') {
