@@ -482,3 +482,35 @@ func TestMoveProgressToAnotherSite(t *testing.T) {
 	r = b.Do("POST", "/api/works/move", tok, map[string]any{"moves": []map[string]string{{"from": orvAsura, "to": rivNovel}}})
 	require.Equal(t, http.StatusUnprocessableEntity, r.Code, "%s", r.Body)
 }
+
+// The review behind "Move these Bookmarks to another Site": each Bookmark
+// on the dying Site with its Work's other members and its suggestions.
+func TestMoveCandidates(t *testing.T) {
+	t.Parallel()
+	b := apptest.New(t, apptest.Options{PublicBaseURL: testBase})
+	ann := b.Reader("ann", false)
+	tok := b.NewToken(ann)
+	holdORV(t, b, tok, "Chapter 120")
+	lib := b.Server.Library()
+	got, err := lib.MoveCandidates(context.Background(), ann.ID, "demonic")
+	require.NoError(t, err)
+	require.Len(t, got, 2, "ann's two demonic Bookmarks")
+	byKey := map[string][]string{}
+	for _, mc := range got {
+		for _, c := range mc.Candidates {
+			byKey[mc.From.Key] = append(byKey[mc.From.Key], c.Keys[1]+" "+c.Evidence[0].Kind)
+		}
+	}
+	require.Equal(t, []string{orvAsura + " same_title"}, byKey[orvDemonic])
+	require.Empty(t, byKey[mpDemonic])
+
+	link(t, b, tok, orvAsura, orvDemonic)
+	got, err = lib.MoveCandidates(context.Background(), ann.ID, "demonic")
+	require.NoError(t, err)
+	for _, mc := range got {
+		if mc.From.Key == orvDemonic {
+			require.Len(t, mc.Candidates, 1)
+			require.Equal(t, "work", mc.Candidates[0].Evidence[0].Kind, "the Work's other member")
+		}
+	}
+}

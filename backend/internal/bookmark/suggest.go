@@ -245,3 +245,75 @@ func (l *Service) SuggestFor(ctx context.Context, readerID int64, key, title str
 func (l *Service) Dismiss(ctx context.Context, readerID int64, a, b string) error {
 	return l.Store.DismissPair(ctx, readerID, a, b)
 }
+
+// EvidenceWork marks a move candidate that is already in the Bookmark's
+// Work.
+const EvidenceWork = "work"
+
+// MoveCandidate is one of the Reader's Bookmarks on a Site they are moving
+// away from, with where its Progress could go: the other members of its
+// Work first, then Bookmarks the suggestions pair with it (on other Sites).
+type MoveCandidate struct {
+	From       Bookmark     `json:"from"`
+	Candidates []Suggestion `json:"candidates"`
+}
+
+// MoveCandidates lists the Reader's Bookmarks on site, each with its
+// candidates, for the "Move these Bookmarks to another Site" review; the
+// Reader's ticked choices then go to MoveProgress in one step. Dismissed
+// pairs are left out; nothing is moved here.
+func (l *Service) MoveCandidates(ctx context.Context, readerID int64, site string) ([]MoveCandidate, error) {
+	rows, err := l.Store.ListBookmarks(ctx, readerID, "")
+	if err != nil {
+		return nil, err
+	}
+	wire := l.Render(rows)
+	facts, err := l.Store.StoryFactsOf(ctx, readerID)
+	if err != nil {
+		return nil, err
+	}
+	dismissed, err := l.Store.DismissedPairs(ctx, readerID)
+	if err != nil {
+		return nil, err
+	}
+	byKey := make(map[string]store.StoryFacts, len(facts))
+	for _, f := range facts {
+		byKey[f.Key] = f
+	}
+	out := []MoveCandidate{}
+	for i, r := range rows {
+		if r.Site != site {
+			continue
+		}
+		mc := MoveCandidate{From: wire[i], Candidates: []Suggestion{}}
+		here := byKey[r.SeriesKey]
+		for _, o := range rows {
+			if o.Site == site || o.SeriesKey == r.SeriesKey {
+				continue
+			}
+			there := byKey[o.SeriesKey]
+			if r.WorkID != 0 && o.WorkID == r.WorkID {
+				mc.Candidates = append(mc.Candidates, suggestionOf(here, there, []Evidence{{Kind: EvidenceWork, Detail: WorkID(r.WorkID)}}))
+				continue
+			}
+			if !linkable(here, there, dismissed) {
+				continue
+			}
+			if ev := pairEvidence(here, there); len(ev) > 0 {
+				mc.Candidates = append(mc.Candidates, suggestionOf(here, there, ev))
+			}
+		}
+		slices.SortStableFunc(mc.Candidates, func(a, b Suggestion) int {
+			aw, bw := a.Evidence[0].Kind == EvidenceWork, b.Evidence[0].Kind == EvidenceWork
+			switch {
+			case aw && !bw:
+				return -1
+			case bw && !aw:
+				return 1
+			}
+			return strings.Compare(a.Keys[1], b.Keys[1])
+		})
+		out = append(out, mc)
+	}
+	return out, nil
+}
