@@ -112,9 +112,10 @@ type suggestionView struct {
 
 // evidenceWords are the suggestion evidence kinds in the Reader's words.
 var evidenceWords = map[string]string{
-	"same_title": "same title",
-	"alt_title":  "an alternative title the Site lists",
-	"tracker":    "the same tracker entry",
+	bookmark.EvidenceTitle:    "same title",
+	bookmark.EvidenceAltTitle: "an alternative title the Site lists",
+	bookmark.EvidenceTracker:  "the same tracker entry",
+	bookmark.EvidenceWork:     "linked in a Work",
 }
 
 func evidenceText(ev []bookmark.Evidence) string {

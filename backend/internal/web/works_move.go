@@ -94,37 +94,20 @@ func (u *UI) workMoveShow(w http.ResponseWriter, r *http.Request) {
 }
 
 // moveRows lists the Reader's Bookmarks on site, each with the Bookmarks on
-// other Sites of its Library that look like the same story.
+// other Sites that look like the same story (bookmark.MoveCandidates: its
+// Work's other members first, then the suggestions) and, to choose from,
+// the Reader's other Bookmarks of its Library.
 func (u *UI) moveRows(r *http.Request, readerID int64, site string, all []bookmark.Bookmark) ([]moveRow, error) {
-	ss, err := u.lib.Suggestions(r.Context(), readerID)
+	mcs, err := u.lib.MoveCandidates(r.Context(), readerID, site)
 	if err != nil {
 		return nil, err
 	}
 	byKey := make(map[string]bookmark.Bookmark, len(all))
+	others := map[string][]bookmark.Bookmark{} // by kind: Bookmarks on other Sites
 	for _, b := range all {
 		byKey[b.Key] = b
-	}
-	suggested := map[string][]moveTarget{}
-	addSuggested := func(from, to string, why string) {
-		if b, ok := byKey[to]; ok && b.Site != site {
-			suggested[from] = append(suggested[from], moveTarget{Value: from + " " + to, Label: targetLabel(b), Why: why})
-		}
-	}
-	for _, s := range ss {
-		if len(s.Keys) != 2 {
-			continue
-		}
-		addSuggested(s.Keys[0], s.Keys[1], evidenceText(s.Evidence))
-		addSuggested(s.Keys[1], s.Keys[0], evidenceText(s.Evidence))
-	}
-	var rows []moveRow
-	others := map[string][]bookmark.Bookmark{} // by kind: Bookmarks on other Sites
-	n := 0
-	for _, b := range all {
 		if b.Site != site {
 			others[b.Kind] = append(others[b.Kind], b)
-		} else {
-			n++
 		}
 	}
 	for _, list := range others {
@@ -132,20 +115,21 @@ func (u *UI) moveRows(r *http.Request, readerID int64, site string, all []bookma
 			return strings.ToLower(targetLabel(list[i])) < strings.ToLower(targetLabel(list[j]))
 		})
 	}
-	for _, b := range all {
-		if b.Site != site {
-			continue
-		}
+	rows := make([]moveRow, 0, len(mcs))
+	for _, mc := range mcs {
+		b := mc.From
 		row := moveRow{From: memberOf(b, ""), Chapter: b.Chapter}
-		if b.Work != "" {
-			for _, m := range all {
-				if m.Work == b.Work && m.Site != site {
-					row.Targets = append(row.Targets, moveTarget{Value: b.Key + " " + m.Key, Label: targetLabel(m), Why: "linked in a Work"})
-				}
+		for _, c := range mc.Candidates {
+			if len(c.Keys) != 2 {
+				continue
 			}
+			to, ok := byKey[c.Keys[1]]
+			if !ok {
+				continue // bookmarked after the list was read
+			}
+			row.Targets = append(row.Targets, moveTarget{Value: b.Key + " " + to.Key, Label: targetLabel(to), Why: evidenceText(c.Evidence)})
 		}
-		row.Targets = append(row.Targets, suggested[b.Key]...)
-		if n*len(others[b.Kind]) <= maxOtherOptions {
+		if len(mcs)*len(others[b.Kind]) <= maxOtherOptions {
 			for _, o := range others[b.Kind] {
 				row.Others = append(row.Others, moveTarget{Value: b.Key + " " + o.Key, Label: targetLabel(o)})
 			}
