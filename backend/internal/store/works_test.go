@@ -209,3 +209,16 @@ func TestWorkChangesAtOnceNeverDeadlock(t *testing.T) {
 		SELECT count(*) FROM works w WHERE (SELECT count(*) FROM bookmarks b WHERE b.work_id = w.id) < 2`).Scan(&small))
 	require.Zero(t, small, "no Work of fewer than two members is left")
 }
+
+// A Reader's deletion takes their Works with their Bookmarks.
+func TestDeletingAReaderTakesTheirWorks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.New(t)
+	st := store.New(pool)
+	reader, _ := twoMemberWork(t, st)
+	require.NoError(t, st.DeleteReader(ctx, reader))
+	var n int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM works) + (SELECT count(*) FROM bookmarks)`).Scan(&n))
+	require.Zero(t, n)
+}
