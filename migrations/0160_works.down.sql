@@ -20,5 +20,5 @@ DROP TABLE work_dismissals;
 DROP TRIGGER bookmarks_dissolve_work_update ON bookmarks;
 DROP TRIGGER bookmarks_dissolve_work_delete ON bookmarks;
 DROP FUNCTION works_dissolve();
-ALTER TABLE bookmarks DROP COLUMN work_id;
+ALTER TABLE bookmarks DROP COLUMN work_left_at, DROP COLUMN work_id;
 DROP TABLE works;

@@ -13,6 +13,10 @@ CREATE TABLE works (
 -- Reader's: the foreign key is (reader_id, work_id), so a Bookmark of one
 -- Reader can never name another Reader's Work, whatever the code does.
 ALTER TABLE bookmarks ADD COLUMN work_id bigint;
+-- When the Bookmark last left a Work: the chapters its Work held back as
+-- another Site's news are not news again once it is on its own
+-- (docs/notifications.md).
+ALTER TABLE bookmarks ADD COLUMN work_left_at timestamptz;
 ALTER TABLE bookmarks ADD CONSTRAINT bookmarks_work_fk
     FOREIGN KEY (reader_id, work_id) REFERENCES works (reader_id, id);
 CREATE INDEX bookmarks_work ON bookmarks (work_id) WHERE work_id IS NOT NULL;
@@ -31,7 +35,7 @@ CREATE INDEX bookmarks_work ON bookmarks (work_id) WHERE work_id IS NOT NULL;
 CREATE FUNCTION works_dissolve() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF (SELECT count(*) FROM bookmarks WHERE work_id = OLD.work_id) < 2 THEN
-        UPDATE bookmarks SET work_id = NULL WHERE work_id = OLD.work_id;
+        UPDATE bookmarks SET work_id = NULL, work_left_at = now() WHERE work_id = OLD.work_id;
         DELETE FROM works WHERE id = OLD.work_id;
     END IF;
     RETURN NULL;

@@ -70,4 +70,16 @@ func TestAWorksChapterIsSentOnceFromTheFirstSite(t *testing.T) {
 	require.Contains(t, f.Entries[0].Title, "Chapter 122")
 	require.Contains(t, f.Entries[1].Title, "Chapter 121")
 	require.Contains(t, f.Entries[1].link("alternate"), "demonicscans.org")
+
+	// Unlinked, the two Sites are two Bookmarks again: what the Work held
+	// back (asura's 121 and 122) stays held back; each Site's 123, found
+	// after, is news on its own.
+	works, err := w.st.ListWorks(ctx, alice.ID)
+	require.NoError(t, err)
+	_, err = w.st.RemoveFromWork(ctx, alice.ID, works[0].ID, asura)
+	require.NoError(t, err)
+	require.Zero(t, scan())
+	w.poll(asura, "Omniscient Reader's Viewpoint", "Chapter 123", 123, false)
+	w.poll(demonic, "Omniscient Reader’s Viewpoint", "Chapter 123", 123, false)
+	require.Equal(t, 2, scan())
 }

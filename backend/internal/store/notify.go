@@ -353,6 +353,8 @@ func (s *Store) QueueDeliveries(ctx context.Context, window time.Duration) (queu
 		WHERE h.first_seen_at > now() - $1::interval
 		  AND h.prev_poll_at IS NOT NULL
 		  AND h.first_seen_at >= t.created_at AND h.first_seen_at >= b.created_at
+		  -- Changes a Work held back stay held back once the Bookmark leaves it.
+		  AND (b.work_left_at IS NULL OR h.first_seen_at >= b.work_left_at)
 		  AND NOT (b.chapter_number IS NOT NULL AND h.number IS NOT NULL AND b.chapter_number >= h.number)
 		  AND NOT EXISTS (SELECT 1 FROM notify_deliveries d WHERE d.target_id = t.id AND d.history_id = h.id)
 		  AND NOT EXISTS (SELECT 1 FROM notify_mutes m WHERE m.reader_id = t.reader_id AND m.series_key = h.series_key)

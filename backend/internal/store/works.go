@@ -228,7 +228,7 @@ func (s *Store) RemoveFromWork(ctx context.Context, readerID, workID int64, key 
 			return err
 		}
 		tag, err := tx.db.Exec(ctx, `
-			UPDATE bookmarks SET work_id = NULL, updated_at = now()
+			UPDATE bookmarks SET work_id = NULL, work_left_at = now(), updated_at = now()
 			WHERE reader_id = $1 AND series_key = $2 AND work_id = $3`, readerID, key, workID)
 		if err != nil {
 			return fmt.Errorf("unlink %s from work %d: %w", key, workID, err)

@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -128,4 +130,95 @@ func waitFor(t *testing.T, pool *pgxpool.Pool, query string, want int) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// Links, unlinks, member deletions, PUTs, imports' links and polls of one
+// Reader's Bookmarks, all at once: no transaction is aborted as a deadlock,
+// and every Work left standing has two or more members. (The interleavings
+// that deadlock without the Work lock are rare here; the test above forces
+// one. This one checks the whole set of writers together.)
+func TestWorkChangesAtOnceNeverDeadlock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.New(t)
+	st := store.New(pool)
+	hash, err := credential.HashPassword("long enough password")
+	require.NoError(t, err)
+	ann, err := st.CreateReader(ctx, "ann", hash, false)
+	require.NoError(t, err)
+	const n = 6
+	keys := make([]string, n)
+	series := make([]store.NewSeries, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("asura:s%d", i)
+		series[i] = store.NewSeries{Key: keys[i], Site: "asura", Kind: "manga", SeriesURL: "https://asurascans.com/comics/s" + fmt.Sprint(i)}
+		_, err := st.PutBookmark(ctx, ann.ID, series[i], "", store.Progress{Chapter: "Chapter 1"})
+		require.NoError(t, err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 1000)
+	for g := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 25 {
+				a, b := keys[(g+i)%n], keys[(g+2*i+1)%n]
+				var err error
+				switch (g + i) % 6 {
+				case 0:
+					_, err = st.CreateWork(ctx, ann.ID, []string{a, b})
+				case 1:
+					var ws []store.WorkRow
+					if ws, err = st.ListWorks(ctx, ann.ID); err == nil && len(ws) > 0 {
+						_, err = st.RemoveFromWork(ctx, ann.ID, ws[0].ID, ws[0].Keys[0])
+					}
+				case 2:
+					if err = st.DeleteBookmark(ctx, ann.ID, a); err == nil {
+						_, err = st.PutBookmark(ctx, ann.ID, series[(g+i)%n], "", store.Progress{Chapter: "Chapter 2"})
+					}
+				case 3:
+					num := float64(i)
+					_, err = st.PutBookmark(ctx, ann.ID, series[(g+2*i+1)%n], "", store.Progress{Chapter: "Chapter", ChapterNumber: &num})
+				case 4:
+					err = st.InTx(ctx, func(tx *store.Store) error {
+						if err := tx.LockReaderWorks(ctx, ann.ID); err != nil {
+							return err
+						}
+						_, err := tx.ImportWorks(ctx, ann.ID, [][]string{{a, b}})
+						return err
+					})
+				case 5:
+					num := float64(100 + i)
+					_, err = st.RecordPoll(ctx, a, store.PollResult{Status: store.PollOK, Success: true, Latest: &store.LatestChapter{Label: "Chapter", Number: &num}})
+				}
+				var refusal *store.WorkRefusal
+				if err != nil && !errors.As(err, &refusal) && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrNoWork) {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.False(t, isDeadlock(err), "deadlock: %v", err)
+		require.NoError(t, err)
+	}
+	var small int
+	require.NoError(t, pool.QueryRow(ctx, `
+		SELECT count(*) FROM works w WHERE (SELECT count(*) FROM bookmarks b WHERE b.work_id = w.id) < 2`).Scan(&small))
+	require.Zero(t, small, "no Work of fewer than two members is left")
+}
+
+// A Reader's deletion takes their Works with their Bookmarks.
+func TestDeletingAReaderTakesTheirWorks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.New(t)
+	st := store.New(pool)
+	reader, _ := twoMemberWork(t, st)
+	require.NoError(t, st.DeleteReader(ctx, reader))
+	var n int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM works) + (SELECT count(*) FROM bookmarks)`).Scan(&n))
+	require.Zero(t, n)
 }
