@@ -1,7 +1,7 @@
 // ==UserScript==
 // @name         Lectern (novels)
 // @namespace    https://github.com/lectern-reader/lectern
-// @version      0.4.0
+// @version      0.5.0
 // @description  Lectern panel on web novel Sites: your Bookmarks, Covers and Latest Chapters; record the chapter you read.
 // @match        https://lightnovelworld.com/*
 // @match        https://www.lightnovelworld.com/*
@@ -23,7 +23,7 @@
 // @noframes
 // ==/UserScript==
 
-// Built by userscripts/build.mjs from userscripts/src (version 0.4.0). Edit the sources, not this file.
+// Built by userscripts/build.mjs from userscripts/src (version 0.5.0). Edit the sources, not this file.
 (function () {
 'use strict';
 
@@ -353,6 +353,170 @@ function gmRequest(xhr, { method, url, headers, body, timeout }) {
 return { gmFromScope, gmRequest };
 })();
 
+// ---- core/work.js
+const m_core_work = (() => {
+// Works in the panel (CONTEXT.md "Work": a Reader's link between their own
+// Bookmarks of one story on several Sites). Pure functions of the wire, so the
+// lines are tested without a DOM; the panel draws their segments with
+// textContent and checked links only.
+//
+// A line is a list of segments: { text } or { text, url, testid }. A segment
+// with a url becomes a link when the url is http(s), else plain text.
+
+const { clean } = m_core_util;
+
+const str = (v) => (typeof v === 'string' ? v : '');
+const num = (v) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+
+// readWorkFields reads the Work and gone fields of a wire Bookmark (always
+// present on a server with Works; defaulted for an older one).
+function readWorkFields(raw) {
+  return {
+    work: str(raw.work),
+    work_chapter: str(raw.work_chapter),
+    work_chapter_number: num(raw.work_chapter_number),
+    work_chapter_url: str(raw.work_chapter_url),
+    work_progress_site: str(raw.work_progress_site),
+    work_latest_chapter: str(raw.work_latest_chapter),
+    work_latest_chapter_number: num(raw.work_latest_chapter_number),
+    work_latest_chapter_url: str(raw.work_latest_chapter_url),
+    work_latest_site: str(raw.work_latest_site),
+    gone: raw.gone === true,
+    gone_reason: str(raw.gone_reason),
+  };
+}
+
+// nextChapter is the number to continue at on this Site after the Work's
+// Progress: the next whole chapter, or this Site's newest when that comes
+// first (a Site whose newest is 250.5 after Progress 250). The panel knows
+// only this Site's newest chapter, not its whole list, so the link goes to
+// that chapter when it is the one, else to the Series page, whose list has it.
+function nextChapter(progress, latest) {
+  const next = Math.floor(progress) + 1;
+  return next > latest ? latest : next;
+}
+
+function numberText(n) {
+  return String(Math.round(n * 1000) / 1000);
+}
+
+// workLine is the Work line of a Bookmark in a Work, on a page of its Series
+// ("Chapter 120, read on asura · this Site has Chapter 125 → continue at
+// 121"), or null when the Bookmark is in no Work.
+function workLine(b) {
+  if (!b || !b.work) return null;
+  const segs = [];
+  if (b.work_chapter) {
+    segs.push({ text: clean(b.work_chapter, 120), url: b.work_chapter_url, testid: 'lectern-work-progress' });
+    const where = b.work_progress_site && b.work_progress_site !== b.site ? `read on ${b.work_progress_site}` : 'read here';
+    segs.push({ text: `, ${where}` });
+  } else {
+    segs.push({ text: 'Nothing read yet in this Work' });
+  }
+  const wn = b.work_chapter_number;
+  const ln = b.latest_chapter_number;
+  if (b.latest_chapter) {
+    segs.push({ text: ` · this Site has ${clean(b.latest_chapter, 120)}` });
+    if (wn !== null && ln !== null) {
+      if (ln > wn) {
+        const next = nextChapter(wn, ln);
+        const url = next === ln ? b.latest_chapter_url : b.series_url;
+        segs.push({ text: ' → ' });
+        segs.push({ text: `continue at ${numberText(next)}`, url, testid: 'lectern-work-continue' });
+      } else {
+        segs.push({ text: ', nothing new here' });
+      }
+    }
+  }
+  // The newest chapter is on another Site and beyond what this one has.
+  const newest = b.work_latest_chapter_number;
+  if (b.work_latest_site && b.work_latest_site !== b.site && b.work_latest_chapter &&
+      newest !== null && (ln === null || newest > ln) && (wn === null || newest > wn)) {
+    segs.push({ text: ' · newest: ' });
+    segs.push({ text: `${clean(b.work_latest_chapter, 120)} on ${b.work_latest_site}`, url: b.work_latest_chapter_url, testid: 'lectern-work-newest' });
+  }
+  return segs;
+}
+
+// workLineText is a line's text, as the Reader reads it.
+function workLineText(segs) {
+  return segs ? segs.map((s) => s.text).join('') : '';
+}
+
+// goneLine says that a Bookmark's Series is gone from its Site, why, and
+// where the story goes on when the Bookmark is in a Work; null when not gone.
+function goneLine(b) {
+  if (!b || !b.gone) return null;
+  const segs = [{ text: `Gone from ${b.site || 'this Site'}` + (b.gone_reason ? `: ${clean(b.gone_reason, 160)}` : '') }];
+  if (b.work && b.work_latest_site && b.work_latest_site !== b.site) {
+    segs.push({ text: ' · continue on ' });
+    segs.push({ text: b.work_latest_site, url: b.work_latest_chapter_url, testid: 'lectern-gone-elsewhere' });
+  }
+  return segs;
+}
+
+// The evidence kinds the server names, in the Reader's words.
+const EVIDENCE = { same_title: 'same title', alt_title: 'alternative title', tracker: 'same tracker entry' };
+
+function evidenceWords(e) {
+  const k = clean(str(e && typeof e === 'object' ? e.kind : e), 80);
+  return EVIDENCE[k] || k.replace(/_/g, ' ');
+}
+
+// parseOffer reads GET /api/works/suggestions?key=&title= for the Series of
+// currentKey (not held yet) and returns the first suggestion naming one of the
+// Reader's Bookmarks: { key, title, site, work, evidence }, or null.
+//
+// The server answers a list of { keys, titles, sites, work, evidence }, keys[0]
+// the page's Series; it is read tolerantly: { suggestions: [...] } and an
+// entry naming the held Bookmark as `key` or `bookmark.key` are accepted too.
+// The title, Site and Work come from the Reader's own Bookmark list when it
+// holds the key, else from the entry.
+function parseOffer(text, currentKey, bookmarks = []) {
+  let v;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const list = Array.isArray(v) ? v : v && Array.isArray(v.suggestions) ? v.suggestions : [];
+  for (const s of list) {
+    if (!s || typeof s !== 'object') continue;
+    const inner = s.bookmark && typeof s.bookmark === 'object' ? s.bookmark : s;
+    let key = str(inner.key);
+    let title = str(inner.title);
+    let site = str(inner.site);
+    if (key === '' || key === currentKey) {
+      const keys = Array.isArray(s.keys) ? s.keys.map(str) : [];
+      const i = keys.findIndex((k) => k !== '' && k !== currentKey);
+      key = i < 0 ? '' : keys[i];
+      if (i >= 0) {
+        title = Array.isArray(s.titles) ? str(s.titles[i]) : '';
+        site = Array.isArray(s.sites) ? str(s.sites[i]) : '';
+      }
+    }
+    if (key === '' || key === currentKey) continue;
+    const held = bookmarks.find((b) => b.key === key) || null;
+    const evidence = (Array.isArray(s.evidence) ? s.evidence : [s.evidence]).map(evidenceWords).filter(Boolean);
+    return {
+      key,
+      title: clean((held && held.title) || title, 200),
+      site: (held && held.site) || site || key.split(':')[0],
+      work: (held && held.work) || str(s.work) || str(inner.work),
+      evidence,
+    };
+  }
+  return null;
+}
+
+// offerText is the offer's sentence: "Same story as <title> on <site>?"
+function offerText(offer) {
+  const title = offer.title || 'your Bookmark';
+  return `Same story as ${title} on ${offer.site}?`;
+}
+return { readWorkFields, workLine, workLineText, goneLine, parseOffer, offerText };
+})();
+
 // ---- core/bookmarks.js
 const m_core_bookmarks = (() => {
 // The wire's Bookmark and resolve objects, read tolerantly: the server owns the
@@ -360,6 +524,7 @@ const m_core_bookmarks = (() => {
 // optional ones get defaults. A script built for an older server keeps working.
 
 const { clean, isHttpURL } = m_core_util;
+const { readWorkFields } = m_core_work;
 
 const str = (v) => (typeof v === 'string' ? v : '');
 const num = (v) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
@@ -388,6 +553,8 @@ function normalizeBookmark(raw) {
     unread: 0,
     created_at: str(raw.created_at),
     updated_at: str(raw.updated_at),
+    // A Work's Progress and newest chapter, and whether the Series is gone.
+    ...readWorkFields(raw),
   };
   b.unread = readUnread(raw.unread, b);
   return b;
@@ -677,6 +844,36 @@ function createClient({ baseURL, xhr, store, client = '', timeout = 15000 }) {
       }
     },
 
+    // suggestFor asks which of the Reader's Bookmarks look like the story of
+    // a Series they do not hold yet (the panel's link offer); it returns the
+    // body text for parseOffer, or '' from a server without Works (404).
+    async suggestFor(key, title) {
+      const q = '?key=' + encodeURIComponent(key) + '&title=' + encodeURIComponent(title || '');
+      const r = await request('GET', '/api/works/suggestions' + q);
+      if (r.status === 404) return '';
+      if (r.status !== 200) throw errorFor(r.status, r.text);
+      return r.text;
+    },
+
+    // linkWork makes a Work of two or more of the Reader's Bookmarks.
+    async linkWork(keys) {
+      const r = await request('POST', '/api/works', { body: { keys } });
+      if (r.status !== 200 && r.status !== 201) throw errorFor(r.status, r.text);
+    },
+
+    // addToWork links one more Bookmark into the Reader's Work id.
+    async addToWork(id, key) {
+      const r = await request('POST', '/api/works/' + encodeURIComponent(id) + '/keys', { body: { key } });
+      if (r.status !== 200 && r.status !== 201) throw errorFor(r.status, r.text);
+    },
+
+    // dismissSuggestion says a suggested pair is not one story; it is not
+    // offered again.
+    async dismissSuggestion(keys) {
+      const r = await request('POST', '/api/works/suggestions/dismiss', { body: { keys } });
+      if (r.status !== 204 && r.status !== 200) throw errorFor(r.status, r.text);
+    },
+
     // deleteBookmark removes a Bookmark; one already gone counts as removed.
     async deleteBookmark(key) {
       const r = await request('DELETE', '/api/bookmarks/' + keyPath(key));
@@ -690,6 +887,7 @@ return { LecternError, errorFor, keyPath, progressBody, createClient };
 // ---- core/current.js
 const m_core_current = (() => {
 const { slugTitle } = m_core_bookmarks;
+const { goneLine, offerText, workLine } = m_core_work;
 
 // What the panel says about the page it is on, and whether Progress may be
 // recorded automatically. Pure functions of the page reading, the resolved
@@ -706,7 +904,11 @@ function findBookmark(bookmarks, key) {
 //   ref       /api/resolve's answer, or null
 //   refError  the error resolving failed with, or null
 //   bookmark  the Reader's Bookmark of ref's Series, or null
-function describeCurrent({ page, ref, refError, bookmark }) {
+//   offer     parseOffer's answer for a Series not held yet, or null
+// Besides the texts: work and gone, the Work and gone lines (work.js
+// segments) of a held Bookmark, and offer, { text, evidence } of the link
+// offer, each null when there is none.
+function describeCurrent({ page, ref, refError, bookmark, offer = null }) {
   if (!page || page.kind === 'other') {
     return { hidden: false, series: 'Not a Series or chapter page.', chapter: '', progress: '', canRecord: false, canRemove: false, code: 'other-page' };
   }
@@ -729,6 +931,9 @@ function describeCurrent({ page, ref, refError, bookmark }) {
     progress,
     canRecord: !!(ref && page.kind === 'chapter' && page.chapter),
     canRemove: !!(ref && bookmark),
+    work: ref && bookmark ? workLine(bookmark) : null,
+    gone: ref && bookmark ? goneLine(bookmark) : null,
+    offer: ref && !bookmark && offer ? { text: offerText(offer), evidence: offer.evidence.join(', ') } : null,
     code: ref ? 'ok' : 'resolving',
   };
 }
@@ -853,6 +1058,11 @@ a.title:hover { text-decoration: underline; }
 .badge { background: #3e8d66; color: #fff; border-radius: 9px; padding: 0 6px; font-size: 11px; font-weight: 700; }
 .badge:empty { display: none; }
 .empty { padding: 12px 10px; color: #a9b0bb; }
+.work { color: #b6e3c8; }
+.work a, .gone a { color: inherit; }
+.gone { color: #f0b4ae; }
+.offer { display: flex; flex-wrap: wrap; gap: 4px 6px; align-items: center; padding: 4px 0; }
+.offer .muted:empty { display: none; }
 footer { padding: 5px 10px; border-top: 1px solid #3a3f48; color: #7f8792; font-size: 11px; }
 `;
 
@@ -917,8 +1127,17 @@ function mountPanel(doc, { script, version, library, handlers }) {
   const curProgress = el(doc, 'div', { className: 'muted', testid: 'lectern-current-progress' });
   const recordBtn = el(doc, 'button', { className: 'primary', testid: 'lectern-bookmark-chapter', text: 'Bookmark this chapter', attrs: { type: 'button' } });
   const removeCurBtn = el(doc, 'button', { testid: 'lectern-remove-current', text: 'Remove', attrs: { type: 'button' } });
+  // The Work line of a Bookmark in a Work, the gone line, and the offer to
+  // link a Series not held yet to a Bookmark of the same story.
+  const curWork = el(doc, 'div', { className: 'work', testid: 'lectern-work-line' });
+  const curGone = el(doc, 'div', { className: 'gone', testid: 'lectern-gone' });
+  const offerText = el(doc, 'span', { testid: 'lectern-offer-text' });
+  const offerEvidence = el(doc, 'span', { className: 'muted', testid: 'lectern-offer-evidence' });
+  const offerBtn = el(doc, 'button', { className: 'primary', testid: 'lectern-offer-link', text: 'Link', attrs: { type: 'button' } });
+  const offerNo = el(doc, 'button', { testid: 'lectern-offer-dismiss', text: 'Not the same', attrs: { type: 'button' } });
+  const offer = el(doc, 'div', { className: 'offer', testid: 'lectern-offer' }, [offerText, offerEvidence, offerBtn, offerNo]);
   const current = el(doc, 'section', { className: 'current', testid: 'lectern-current' }, [
-    curSeries, curChapter, curProgress, el(doc, 'div', { className: 'actions' }, [recordBtn, removeCurBtn]),
+    curSeries, curChapter, curProgress, curWork, curGone, offer, el(doc, 'div', { className: 'actions' }, [recordBtn, removeCurBtn]),
   ]);
 
   // A text field masked by CSS rather than type=password: a password field would
@@ -985,6 +1204,8 @@ function mountPanel(doc, { script, version, library, handlers }) {
   });
   recordBtn.addEventListener('click', () => handlers.record());
   removeCurBtn.addEventListener('click', () => handlers.removeCurrent());
+  offerBtn.addEventListener('click', () => handlers.linkOffer());
+  offerNo.addEventListener('click', () => handlers.dismissOffer());
   settings.addEventListener('submit', (e) => {
     e.preventDefault();
     const value = tokenInput.value;
@@ -1004,6 +1225,16 @@ function mountPanel(doc, { script, version, library, handlers }) {
       if (item) handlers.remove(item.getAttribute('data-key'));
     }
   });
+
+  // drawLine draws work.js segments into box, hidden when there are none.
+  function drawLine(box, segs) {
+    box.hidden = !segs;
+    const frag = doc.createDocumentFragment();
+    for (const s of segs || []) {
+      frag.appendChild(s.url !== undefined ? safeLink(doc, s.url, s.text, { testid: s.testid }) : doc.createTextNode(s.text));
+    }
+    box.replaceChildren(frag);
+  }
 
   function coverBox(b) {
     const box = el(doc, 'div', { className: 'cover' });
@@ -1027,14 +1258,23 @@ function mountPanel(doc, { script, version, library, handlers }) {
     const title = displayTitle(b, b.key === currentKey ? currentTitle : '');
     const progress = el(doc, 'div', { className: 'line', testid: 'lectern-progress' });
     progress.appendChild(el(doc, 'span', { text: 'Read: ' }));
-    progress.appendChild(b.chapter ? safeLink(doc, b.chapter_url, b.chapter) : el(doc, 'span', { text: '—' }));
+    if (b.work && b.work_chapter) {
+      // In a Work, Progress is the Work's, wherever it was read.
+      progress.appendChild(safeLink(doc, b.work_chapter_url, b.work_chapter));
+      progress.appendChild(el(doc, 'span', { text: ` on ${b.work_progress_site}`, testid: 'lectern-progress-site' }));
+    } else {
+      progress.appendChild(b.chapter ? safeLink(doc, b.chapter_url, b.chapter) : el(doc, 'span', { text: '—' }));
+    }
     const latest = el(doc, 'div', { className: 'line', testid: 'lectern-latest' });
-    latest.appendChild(el(doc, 'span', { text: 'Latest: ' }));
+    // Two Bookmarks of one Work share a title: the Site tells them apart.
+    latest.appendChild(el(doc, 'span', { text: b.work && b.site ? `${b.site} latest: ` : 'Latest: ' }));
     latest.appendChild(b.latest_chapter ? safeLink(doc, b.latest_chapter_url, b.latest_chapter) : el(doc, 'span', { text: 'not known yet' }));
     li.appendChild(coverBox(b));
+    const gone = b.gone ? el(doc, 'div', { className: 'line gone', testid: 'lectern-item-gone', text: 'Gone' + (b.gone_reason ? ': ' + b.gone_reason : '') }) : null;
+    if (b.work) li.setAttribute('data-work', b.work);
     li.appendChild(el(doc, 'div', { className: 'body' }, [
       safeLink(doc, b.series_url, title, { className: 'title', testid: 'lectern-title', attrs: { title } }),
-      progress, latest,
+      progress, latest, gone,
     ]));
     li.appendChild(el(doc, 'div', { className: 'side' }, [
       el(doc, 'span', { className: 'badge', testid: 'lectern-unread', text: unreadBadge(b), attrs: { title: 'Unread' } }),
@@ -1055,7 +1295,7 @@ function mountPanel(doc, { script, version, library, handlers }) {
       panel.setAttribute('data-state', s);
     },
     setBusy(busy) {
-      for (const b of [refreshBtn, recordBtn, removeCurBtn, tokenSave, tokenClear]) b.disabled = busy || b.dataset.off === 'true';
+      for (const b of [refreshBtn, recordBtn, removeCurBtn, offerBtn, offerNo, tokenSave, tokenClear]) b.disabled = busy || b.dataset.off === 'true';
     },
     status(text, { code = '', tone = '' } = {}) {
       status.textContent = text;
@@ -1074,7 +1314,7 @@ function mountPanel(doc, { script, version, library, handlers }) {
       settings.hidden = false;
     },
     // current draws the "this page" section. v: { hidden, series, chapter,
-    // progress, canRecord, canRemove }.
+    // progress, canRecord, canRemove, work, gone, offer } (describeCurrent).
     current(v) {
       current.hidden = !!v.hidden;
       curSeries.textContent = v.series || '';
@@ -1084,6 +1324,15 @@ function mountPanel(doc, { script, version, library, handlers }) {
       recordBtn.disabled = !v.canRecord;
       removeCurBtn.hidden = !v.canRemove;
       removeCurBtn.dataset.off = String(!v.canRemove);
+      drawLine(curWork, v.work);
+      drawLine(curGone, v.gone);
+      offer.hidden = !v.offer;
+      offerText.textContent = v.offer ? v.offer.text : '';
+      offerEvidence.textContent = v.offer && v.offer.evidence ? `(${v.offer.evidence})` : '';
+      for (const b of [offerBtn, offerNo]) {
+        b.dataset.off = String(!v.offer);
+        b.disabled = !v.offer;
+      }
     },
     // currentTitle is the title the page shows for currentKey's Series.
     list(bookmarks, currentKey, currentTitle = '') {
@@ -1212,6 +1461,7 @@ const { gmFromScope } = m_core_gm;
 const { pageFromDocument } = m_core_page;
 const { isShortcut, mountPanel } = m_core_panel;
 const { createStore } = m_core_store;
+const { parseOffer } = m_core_work;
 
 // Without a userscript manager nothing is kept and nothing is sent.
 const NO_GM = { xhr: null, getValue: (k, d) => d, setValue: () => {} };
@@ -1240,6 +1490,10 @@ function start({ script, version, library, baseURL, sites, ...env }) {
     refError: null,
     refFor: '',
     bookmarks: [],
+    // The link offer for the Series of this page when the Reader does not
+    // hold it: parseOffer's answer, for offerFor's key.
+    offer: null,
+    offerFor: '',
     autoDoneFor: '',
     busy: false,
   };
@@ -1256,6 +1510,8 @@ function start({ script, version, library, baseURL, sites, ...env }) {
       record: () => record(false),
       removeCurrent: () => state.ref && remove(state.ref.key),
       remove: (key) => remove(key),
+      linkOffer: () => linkOffer(),
+      dismissOffer: () => dismissOffer(),
       saveToken(value) {
         try {
           store.setToken(value);
@@ -1318,7 +1574,8 @@ function start({ script, version, library, baseURL, sites, ...env }) {
 
   function renderCurrent() {
     const bookmark = state.ref ? findBookmark(state.bookmarks, state.ref.key) : null;
-    panel.current(describeCurrent({ page: state.page, ref: state.ref, refError: state.refError, bookmark }));
+    const offer = state.ref && state.offerFor === state.ref.key ? state.offer : null;
+    panel.current(describeCurrent({ page: state.page, ref: state.ref, refError: state.refError, bookmark, offer }));
   }
 
   function renderAll() {
@@ -1353,6 +1610,7 @@ function start({ script, version, library, baseURL, sites, ...env }) {
       const [list] = await Promise.allSettled([client.listBookmarks(library), ensureRef()]);
       if (list.status === 'fulfilled') {
         state.bookmarks = list.value.bookmarks;
+        await loadOffer();
         const n = state.bookmarks.length;
         if (done) panel.status(done.text, { code: done.code, tone: 'ok' });
         else panel.status(`${n} Bookmark${n === 1 ? '' : 's'}${list.value.cached ? ' (unchanged)' : ''}.`, { code: 'ok' });
@@ -1367,6 +1625,78 @@ function start({ script, version, library, baseURL, sites, ...env }) {
       state.busy = false;
       panel.setBusy(false);
     }
+  }
+
+  // loadOffer asks, for a Series the Reader does not hold, whether one of
+  // their Bookmarks looks like the same story. The offer is a nicety: a
+  // failure to ask leaves it out and says nothing.
+  async function loadOffer() {
+    const ref = state.ref;
+    if (!ref || findBookmark(state.bookmarks, ref.key)) {
+      state.offer = null;
+      state.offerFor = '';
+      return;
+    }
+    try {
+      const text = await client.suggestFor(ref.key, state.page ? state.page.title : '');
+      state.offer = text ? parseOffer(text, ref.key, state.bookmarks) : null;
+    } catch {
+      state.offer = null;
+    }
+    state.offerFor = ref.key;
+  }
+
+  // linkOffer bookmarks this page's Series (with the chapter, on a chapter
+  // page) and links it with the offered Bookmark, in one click: into that
+  // Bookmark's Work when it is in one, else as a new Work of the two.
+  async function linkOffer() {
+    const offer = state.offer;
+    if (state.busy || !offer || !state.ref || state.offerFor !== state.ref.key) return;
+    state.busy = true;
+    panel.setBusy(true);
+    const ref = state.ref;
+    try {
+      const body = state.page.kind === 'chapter' && state.page.chapter
+        ? progressBody(ref, state.page)
+        : { site: ref.site, series_url: ref.series_url, ...(state.page.title ? { title: state.page.title } : {}) };
+      await client.putBookmark(ref.key, body);
+      try {
+        if (offer.work) await client.addToWork(offer.work, ref.key);
+        else await client.linkWork([offer.key, ref.key]);
+      } catch (err) {
+        throw new LecternError(err.code || 'error', `Bookmarked, but not linked: ${err.message}`, err.status || 0);
+      }
+      state.offer = null;
+      state.offerFor = '';
+    } catch (err) {
+      showError(err);
+      return;
+    } finally {
+      state.busy = false;
+      panel.setBusy(false);
+    }
+    await refresh({ text: `Bookmarked and linked with ${offer.title || offer.key} on ${offer.site}.`, code: 'linked' });
+  }
+
+  // dismissOffer says the offered Bookmark is not this Series' story; the
+  // server does not offer the pair again.
+  async function dismissOffer() {
+    const offer = state.offer;
+    if (state.busy || !offer || !state.ref || state.offerFor !== state.ref.key) return;
+    state.busy = true;
+    panel.setBusy(true);
+    try {
+      await client.dismissSuggestion([offer.key, state.ref.key]);
+      state.offer = null;
+    } catch (err) {
+      showError(err);
+      return;
+    } finally {
+      state.busy = false;
+      panel.setBusy(false);
+    }
+    panel.status('Not offered again.', { code: 'dismissed', tone: 'ok' });
+    renderCurrent();
   }
 
   async function record(auto) {
@@ -1436,6 +1766,8 @@ function start({ script, version, library, baseURL, sites, ...env }) {
     state.ref = null;
     state.refError = null;
     state.refFor = '';
+    state.offer = null;
+    state.offerFor = '';
     if (panel.isOpen()) refresh(null);
     if (store.settings().autoRecord) scheduleAutoRecord();
   }
@@ -1679,7 +2011,7 @@ const { familySites } = m_core_families;
 const { lightnovelworld } = m_sites_lightnovelworld;
 const { novelfull } = m_sites_novelfull;
 const { royalroad } = m_sites_royalroad;
-start({ script: "lectern-novel", version: "0.4.0", library: "novel", baseURL: LECTERN_BASE_URL, sites: [lightnovelworld, novelfull, royalroad, ...familySites(LECTERN_ADDED_SITES, "novel")] });
+start({ script: "lectern-novel", version: "0.5.0", library: "novel", baseURL: LECTERN_BASE_URL, sites: [lightnovelworld, novelfull, royalroad, ...familySites(LECTERN_ADDED_SITES, "novel")] });
 return {};
 })();
 })();

@@ -30,6 +30,9 @@ test('a newer server\'s additions are ignored and an older server\'s gaps defaul
     key: 'novelfull:martial-peak', site: '', kind: '', title: 'Martial Peak', series_url: '', cover: '',
     chapter: '', chapter_number: null, chapter_url: '', progress_at: '', latest_chapter: '', latest_chapter_number: null,
     latest_chapter_url: '', latest_at: '', unread: 0, created_at: '', updated_at: '',
+    work: '', work_chapter: '', work_chapter_number: null, work_chapter_url: '', work_progress_site: '',
+    work_latest_chapter: '', work_latest_chapter_number: null, work_latest_chapter_url: '', work_latest_site: '',
+    gone: false, gone_reason: '',
   });
 });
 

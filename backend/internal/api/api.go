@@ -62,6 +62,14 @@ func (a *API) Routes() http.Handler {
 		r.Put("/bookmarks/{key}", a.putBookmark)
 		r.Delete("/bookmarks/{key}", a.deleteBookmark)
 		r.Get("/resolve", a.resolve)
+		r.Get("/works", a.listWorks)
+		r.Post("/works", a.createWork)
+		r.Get("/works/suggestions", a.workSuggestions)
+		r.Post("/works/suggestions/dismiss", a.dismissSuggestion)
+		r.Post("/works/move", a.moveProgress)
+		r.Get("/works/{id}", a.getWork)
+		r.Post("/works/{id}/keys", a.addWorkKey)
+		r.Delete("/works/{id}/keys/{key}", a.removeWorkKey)
 		for _, add := range a.ReaderRoutes {
 			add(r)
 		}

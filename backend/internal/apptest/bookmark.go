@@ -26,6 +26,18 @@ type Bookmark struct {
 	Unread              *bool    `json:"unread"`
 	CreatedAt           string   `json:"created_at"`
 	UpdatedAt           string   `json:"updated_at"`
+	// Works (docs/api.md "Works").
+	Work                    *string  `json:"work"`
+	WorkChapter             string   `json:"work_chapter"`
+	WorkChapterNumber       *float64 `json:"work_chapter_number"`
+	WorkChapterURL          string   `json:"work_chapter_url"`
+	WorkProgressSite        string   `json:"work_progress_site"`
+	WorkLatestChapter       string   `json:"work_latest_chapter"`
+	WorkLatestChapterNumber *float64 `json:"work_latest_chapter_number"`
+	WorkLatestChapterURL    string   `json:"work_latest_chapter_url"`
+	WorkLatestSite          string   `json:"work_latest_site"`
+	Gone                    *bool    `json:"gone"`
+	GoneReason              *string  `json:"gone_reason"`
 }
 
 // Bookmark is the Reader's Bookmark on key, read through the API with

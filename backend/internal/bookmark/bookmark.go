@@ -138,7 +138,11 @@ func (l *Service) Put(ctx context.Context, readerID int64, key string, req PutRe
 			l.log().WarnContext(ctx, "reader hint not recorded", "series", ref.Key, "site", ref.Site, "err", err)
 		}
 	}
-	return l.Wire(b), res.Created, nil
+	w, err := l.wireOne(ctx, b)
+	if err != nil {
+		return Bookmark{}, false, err
+	}
+	return w, res.Created, nil
 }
 
 // validate checks a PUT against the registry and returns the Series and the
@@ -241,7 +245,7 @@ func (l *Service) Get(ctx context.Context, readerID int64, key string) (Bookmark
 	if err != nil {
 		return Bookmark{}, err
 	}
-	return l.Wire(b), nil
+	return l.wireOne(ctx, b)
 }
 
 // List returns the caller's Bookmarks, of one Library when kind is set.
@@ -250,11 +254,7 @@ func (l *Service) List(ctx context.Context, readerID int64, kind string) ([]Book
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Bookmark, len(rows))
-	for i, r := range rows {
-		out[i] = l.Wire(r)
-	}
-	return out, nil
+	return l.Render(rows), nil
 }
 
 // ListAt is List with the list version it shows, read in one snapshot.
@@ -263,11 +263,9 @@ func (l *Service) ListAt(ctx context.Context, readerID int64, kind string) (int6
 	if err != nil {
 		return 0, nil, err
 	}
-	out := make([]Bookmark, len(rows))
-	for i, r := range rows {
-		out[i] = l.Wire(r)
-	}
-	return version, out, nil
+	// A Work never mixes Libraries, so a list of one Library holds every
+	// member of each Work it shows.
+	return version, l.Render(rows), nil
 }
 
 func (l *Service) log() *slog.Logger {
@@ -296,9 +294,28 @@ type Bookmark struct {
 	Unread              bool       `json:"unread"`
 	CreatedAt           time.Time  `json:"created_at"`
 	UpdatedAt           time.Time  `json:"updated_at"`
+
+	// The Work the Bookmark is in (works.go): its opaque id, "" when not
+	// linked, and the Work's Progress and Latest Chapter with their Sites;
+	// empty and null when not linked.
+	Work                    string   `json:"work"`
+	WorkChapter             string   `json:"work_chapter"`
+	WorkChapterNumber       *float64 `json:"work_chapter_number"`
+	WorkChapterURL          string   `json:"work_chapter_url"`
+	WorkProgressSite        string   `json:"work_progress_site"`
+	WorkLatestChapter       string   `json:"work_latest_chapter"`
+	WorkLatestChapterNumber *float64 `json:"work_latest_chapter_number"`
+	WorkLatestChapterURL    string   `json:"work_latest_chapter_url"`
+	WorkLatestSite          string   `json:"work_latest_site"`
+	// Gone says the Series' Site was removed or its page is gone
+	// (CONTEXT.md "Gone"), and GoneReason why in words; the Bookmark stays.
+	Gone       bool   `json:"gone"`
+	GoneReason string `json:"gone_reason"`
 }
 
-// Wire renders a stored Bookmark as clients see it.
+// Wire renders a stored Bookmark as clients see it, alone: the work_*
+// fields stay empty. A Bookmark in a Work is rendered with its members by
+// Render (a list) or wireOne (one Bookmark).
 func (l *Service) Wire(b store.Bookmark) Bookmark {
 	return Bookmark{
 		Key:                 b.SeriesKey,
@@ -318,6 +335,8 @@ func (l *Service) Wire(b store.Bookmark) Bookmark {
 		Unread:              Unread(b),
 		CreatedAt:           b.CreatedAt.UTC(),
 		UpdatedAt:           b.UpdatedAt.UTC(),
+		Gone:                b.GoneReason != "",
+		GoneReason:          b.GoneReason,
 	}
 }
 

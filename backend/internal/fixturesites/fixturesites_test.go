@@ -109,7 +109,7 @@ func TestTheSeriesPagesResolveAndGiveTheirCovers(t *testing.T) {
 		require.Equal(t, [2]int{240, 340}, [2]int{cfg.Width, cfg.Height})
 		covers++
 	}
-	require.Equal(t, 10, covers, "one Cover per Site, and asura's old host")
+	require.Equal(t, 11, covers, "one Cover per Site, asura's old host, and asura's story on demonic")
 }
 
 func TestEveryFixtureIsServedOrAKnownVariant(t *testing.T) {

@@ -37,14 +37,18 @@ const (
 	LightNovelWorldChapter = LightNovelWorldSeries + "/chapter-2301"
 	ComixSeries            = "https://comix.to/title/r8k2m-the-greatest-estate-developer"
 	DemonicSeries          = "https://demonicscans.org/manga/Solo-Max-Level-Newbie"
-	KaganeSeries           = "https://kagane.to/series/0199a4c2-7d1e-7b3a-9f21-4be0c6d1a2f3"
-	NovelFullSeries        = "https://novelfull.com/the-legendary-mechanic.html"
-	WebtoonsSeries         = "https://www.webtoons.com/en/fantasy/the-salt-cartographer/list?title_no=7710"
-	WebtoonsChapter        = "https://www.webtoons.com/en/fantasy/the-salt-cartographer/episode-6/viewer?title_no=7710&episode_no=6"
-	RoyalroadSeries        = "https://www.royalroad.com/fiction/48112/the-lamplighters-ledger"
-	RoyalroadChapter       = RoyalroadSeries + "/chapter/800006"
-	MangadexSeries         = "https://mangadex.org/title/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f"
-	MangadexChapter        = "https://mangadex.org/chapter/c0000000-0000-4000-8000-000000000105"
+	// DemonicORVSeries is asura's story (AsuraSeries) on demonic: one story on
+	// two Sites, for Works. demonic has chapter 251 free, asura 250.
+	DemonicORVSeries  = "https://demonicscans.org/manga/Omniscient-Readers-Viewpoint"
+	DemonicORVChapter = "https://demonicscans.org/title/Omniscient-Readers-Viewpoint/chapter/251/20261027"
+	KaganeSeries      = "https://kagane.to/series/0199a4c2-7d1e-7b3a-9f21-4be0c6d1a2f3"
+	NovelFullSeries   = "https://novelfull.com/the-legendary-mechanic.html"
+	WebtoonsSeries    = "https://www.webtoons.com/en/fantasy/the-salt-cartographer/list?title_no=7710"
+	WebtoonsChapter   = "https://www.webtoons.com/en/fantasy/the-salt-cartographer/episode-6/viewer?title_no=7710&episode_no=6"
+	RoyalroadSeries   = "https://www.royalroad.com/fiction/48112/the-lamplighters-ledger"
+	RoyalroadChapter  = RoyalroadSeries + "/chapter/800006"
+	MangadexSeries    = "https://mangadex.org/title/8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f"
+	MangadexChapter   = "https://mangadex.org/chapter/c0000000-0000-4000-8000-000000000105"
 )
 
 const jsonType = "application/json; charset=utf-8"
@@ -108,6 +112,8 @@ var pages = []Page{
 
 	{Site: "demonic", URL: DemonicSeries, File: "series.html", Series: true},
 	{Site: "demonic", URL: "https://demonicscans.org/title/Solo-Max-Level-Newbie/chapter/180/20260101", File: "chapter.html", Chapter: true},
+	{Site: "demonic", URL: DemonicORVSeries, File: "series-orv.html", Series: true},
+	{Site: "demonic", URL: DemonicORVChapter, File: "chapter-orv.html", Chapter: true},
 
 	{Site: "kagane", URL: KaganeSeries, Body: kaganeShell},
 	{Site: "kagane", URL: "https://kagane.to/api/v2/series/0199a4c2-7d1e-7b3a-9f21-4be0c6d1a2f3", File: "series.json",

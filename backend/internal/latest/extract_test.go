@@ -145,6 +145,15 @@ var demonicChapterRows = []string{
 	"Chapter 182|182|https://demonicscans.org/chaptered.php?manga=4812&chapter=182|false",
 }
 
+// demonicORVRows is asura's story on demonic (Works: one story on two Sites).
+var demonicORVRows = []string{
+	"Chapter 1|1|https://demonicscans.org/chaptered.php?manga=5120&chapter=1|false",
+	"Chapter 2|2|https://demonicscans.org/chaptered.php?manga=5120&chapter=2|false",
+	"Chapter 249|249|https://demonicscans.org/chaptered.php?manga=5120&chapter=249|false",
+	"Chapter 250|250|https://demonicscans.org/chaptered.php?manga=5120&chapter=250|false",
+	"Chapter 251|251|https://demonicscans.org/chaptered.php?manga=5120&chapter=251|false",
+}
+
 var comixChapterRows = []string{
 	"Chapter 1 - Prologue|1|" + tged + "/5500001-chapter-1|false",
 	"Chapter 2 - Lloyd Frontera|2|" + tged + "/5500002-chapter-2|false",
@@ -240,6 +249,13 @@ var extractCases = []extractCase{
 		"https://cdn.demoniclibs.com/mangas/Solo%20Max-Level%20Newbie/0180/04.jpg?v=3",
 	}},
 	notPage(extractCase{site: "demonic", file: "error.html", pageURL: smln}, ProblemNotFound),
+	{site: "demonic", file: "series-orv.html", pageURL: "https://demonicscans.org/manga/Omniscient-Readers-Viewpoint", series: true,
+		title: "Omniscient Reader's Viewpoint", latest: demonicORVRows[4],
+		cover: "https://readermc.org/images/thumbnails/Omniscient%20Reader's%20Viewpoint.webp", chapters: demonicORVRows},
+	{site: "demonic", file: "chapter-orv.html", pageURL: "https://demonicscans.org/title/Omniscient-Readers-Viewpoint/chapter/251/20261027", chapter: true, pages: []string{
+		"https://cdn.demoniclibs.com/mangas/Omniscient%20Reader's%20Viewpoint/0251/01.jpg?v=1",
+		"https://cdn.demoniclibs.com/mangas/Omniscient%20Reader's%20Viewpoint/0251/02.jpg?v=1",
+	}},
 
 	// comix
 	{site: "comix", file: "series.html", pageURL: tged, series: true, title: "The Greatest Estate Developer",

@@ -153,3 +153,16 @@ func TestMangadexProbe(t *testing.T) {
 	require.False(t, r.Answered, "an error answer is not a page: exit 3")
 	require.True(t, bytes.Contains([]byte(r.Detail), []byte("Manga could not be found")), r.Detail)
 }
+
+// The record's other titles, for the Works suggestions: every language's
+// title and every altTitles entry, without the one Title answers.
+func TestMangadexAltTitles(t *testing.T) {
+	t.Parallel()
+	site, _ := reg.Lookup("mangadex")
+	title, err := site.Title(readFixture(t, "mangadex", "series.json"), mustParse(t, mdRecord))
+	require.NoError(t, err)
+	got := site.AltTitles(readFixture(t, "mangadex", "series.json"), mustParse(t, mdRecord))
+	require.Equal(t, []string{"Tourou no Deshi", "灯籠の弟子", "등롱지기의 제자"}, got, "title %q", title)
+	require.NotContains(t, got, title)
+	require.Nil(t, site.AltTitles(readFixture(t, "mangadex", "error.json"), mustParse(t, mdRecord)))
+}

@@ -72,8 +72,9 @@ func newMangadex() *Site {
 		ChapterList: func(ctx context.Context, fetch PageFetcher, seriesURL string, seriesBody []byte) ([]Chapter, error) {
 			return md.chapterList(ctx, fetch, seriesURL, seriesBody)
 		},
-		Content:  md.content,
-		Trackers: md.trackers,
+		Content:   md.content,
+		Trackers:  md.trackers,
+		AltTitles: md.altTitles,
 	}
 	return md.Site
 }
@@ -294,6 +295,51 @@ func (md mangadexSite) title(body []byte, page *url.URL) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// maxAltTitles bounds what one record's alternative titles may store.
+const maxAltTitles = 40
+
+// altTitles: every title of the record in any language, and every
+// altTitles entry, once each, in the record's order (the title map by
+// language code), leaving out the one title answers. Nil for a body that is
+// no manga record.
+func (md mangadexSite) altTitles(body []byte, page *url.URL) []string {
+	m, ok, err := md.manga(body, page)
+	if err != nil || !ok {
+		return nil
+	}
+	main, _ := md.title(body, page)
+	seen := map[string]bool{main: true, "": true}
+	var out []string
+	add := func(t string) {
+		if t = titleOf(t); !seen[t] && len(out) < maxAltTitles {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	langs := make([]string, 0, len(m.Attributes.Title))
+	for k := range m.Attributes.Title {
+		langs = append(langs, k)
+	}
+	slices.Sort(langs)
+	for _, k := range langs {
+		add(m.Attributes.Title[k])
+	}
+	for _, alt := range m.Attributes.AltTitles {
+		langs = langs[:0]
+		for k := range alt {
+			langs = append(langs, k)
+		}
+		slices.Sort(langs)
+		for _, k := range langs {
+			add(alt[k])
+		}
+	}
+	if out == nil {
+		out = []string{}
+	}
+	return out
 }
 
 // cover is the 512 px thumbnail MangaDex publishes beside every cover

@@ -165,6 +165,13 @@ type Site struct {
 	// Series facts; Readers are offered them as the mapping to confirm.
 	Trackers func(body []byte, page *url.URL) map[string]string
 
+	// AltTitles, when set, reads the other titles a series page lists for
+	// its Series (MangaDex's altTitles and its titles in other languages),
+	// the one Title answers left out. Optional like Trackers: only a Site
+	// that publishes them answers (docs/adr/0004); the Poll records them as
+	// a Series fact that only the Works suggestions read.
+	AltTitles func(body []byte, page *url.URL) []string
+
 	// SeriesPath maps the path of any Site URL (series or chapter page) to the
 	// Series slug and the series page path. ok is false for pages that do not
 	// name one Series. u has been normalised by parseSiteURL. path may be a

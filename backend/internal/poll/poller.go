@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"slices"
 	"time"
@@ -261,7 +262,13 @@ func (p *Poller) failed(ctx context.Context, log *slog.Logger, site *latest.Site
 		// A 4xx other than a refusal (404, 410) will not change by retrying
 		// now; a 5xx may.
 		retry = se.Status >= 500
-	case errors.Is(err, fetch.ErrForeignHost), errors.Is(err, browser.ErrHostPin), errors.Is(err, fetch.ErrTooLarge):
+		if se.Status == http.StatusNotFound || se.Status == http.StatusGone {
+			res.GoneWhy = fmt.Sprintf("the series page answers %d %s", se.Status, http.StatusText(se.Status))
+		}
+	case errors.Is(err, fetch.ErrForeignHost):
+		retry = false
+		res.GoneWhy = "the series page redirects off the Site"
+	case errors.Is(err, browser.ErrHostPin), errors.Is(err, fetch.ErrTooLarge):
 		retry = false
 	}
 	if !retry {
@@ -327,6 +334,9 @@ func (p *Poller) answered(ctx context.Context, log *slog.Logger, site *latest.Si
 	} else {
 		n := len(page.Body)
 		res.Status, res.Failed, res.Problem, res.BodyLen = store.PollProblem, true, problemText(lerr), &n
+		if latest.ProblemCode(lerr) == latest.ProblemNotFound {
+			res.GoneWhy = "the series page is the Site's not-found page"
+		}
 	}
 	var listed []latest.Chapter
 	if lerr == nil {
@@ -358,6 +368,13 @@ func (p *Poller) answered(ctx context.Context, log *slog.Logger, site *latest.Si
 		// is not their removal): a failure to keep them fails nothing else.
 		if err := p.Store.SetSeriesTrackerIDs(ctx, key, site.Trackers(page.Body, pu)); err != nil {
 			log.WarnContext(ctx, "poll: tracker ids not recorded", "err", err)
+		}
+	}
+	if lerr == nil && site.AltTitles != nil && !fromFeed {
+		// Alternative titles only feed the Works suggestions: like tracker
+		// ids, a courtesy of the series page, never the poll's failure.
+		if err := p.Store.SetAltTitles(ctx, key, site.AltTitles(page.Body, pu)); err != nil {
+			log.WarnContext(ctx, "poll: alternative titles not recorded", "err", err)
 		}
 	}
 	if lerr == nil || !isNotPage(lerr) {

@@ -63,6 +63,11 @@ type ExportedEntry struct {
 	LatestChapterURL    string     `json:"latest_chapter_url"`
 	LatestAt            *time.Time `json:"latest_at"`
 	CreatedAt           time.Time  `json:"created_at"`
+	// Work labels the entries of one Work ("" when the Bookmark is in
+	// none): the same label on two or more entries links them again on
+	// import. Labels are numbered from 1 in the order the Works first
+	// appear, so an export of the same Works is the same file.
+	Work string `json:"work"`
 }
 
 // Build reads a Reader's Bookmarks into an export, oldest first.
@@ -73,8 +78,16 @@ func Build(ctx context.Context, st *store.Store, readerID int64, server string, 
 	}
 	out := Export{Format: FormatName, Version: FormatVersion, ExportedAt: now.UTC(), Server: server,
 		Bookmarks: make([]ExportedEntry, 0, len(list))}
+	labels := map[int64]string{}
 	for _, b := range list {
-		out.Bookmarks = append(out.Bookmarks, ExportedEntry{
+		label := ""
+		if b.WorkID != 0 {
+			if label = labels[b.WorkID]; label == "" {
+				label = fmt.Sprintf("work-%d", len(labels)+1)
+				labels[b.WorkID] = label
+			}
+		}
+		out.Bookmarks = append(out.Bookmarks, ExportedEntry{Work: label,
 			Key: b.SeriesKey, Site: b.Site, Kind: b.Kind, Title: b.Title, SeriesURL: b.SeriesURL,
 			Chapter: b.Chapter, ChapterNumber: b.ChapterNumber, ChapterURL: b.ChapterURL, ProgressAt: utc(b.ProgressAt),
 			LatestChapter: b.LatestLabel, LatestChapterNumber: b.LatestNumber, LatestChapterURL: b.LatestURL,
@@ -111,6 +124,7 @@ var CSVColumns = []string{
 	"format_version", "key", "site", "kind", "title", "series_url",
 	"chapter", "chapter_number", "chapter_url", "progress_at",
 	"latest_chapter", "latest_chapter_number", "latest_chapter_url", "latest_at", "created_at",
+	"work",
 }
 
 // WriteCSV writes the export as RFC 4180 CSV with a header row.
@@ -175,7 +189,7 @@ func (e Export) WriteCSV(w io.Writer) error {
 			version, b.Key, b.Site, b.Kind, cell(b.Title), b.SeriesURL,
 			cell(b.Chapter), formatNumber(b.ChapterNumber), b.ChapterURL, formatTime(b.ProgressAt),
 			cell(b.LatestChapter), formatNumber(b.LatestChapterNumber), b.LatestChapterURL, formatTime(b.LatestAt),
-			formatTime(&b.CreatedAt),
+			formatTime(&b.CreatedAt), b.Work,
 		}
 		if err := cw.Write(rec); err != nil {
 			return err

@@ -77,6 +77,8 @@ type Report struct {
 	// TrackersMapped counts tracker entries the file carried that became
 	// mappings of the Bookmarks.
 	TrackersMapped int `json:"trackers_mapped"`
+	// WorksLinked counts the Works the file's labels made or added to.
+	WorksLinked int `json:"works_linked"`
 	// Millis is how long the transaction took.
 	Millis int64 `json:"millis"`
 }
@@ -131,7 +133,7 @@ func (im *Importer) run(ctx context.Context, readerID int64, f Format, entries [
 	rep.Unplaced = unplaced
 	rep.Errors = append(rep.Errors, bad...)
 
-	items, rows, trackers, lineErrs := im.check(entries)
+	items, rows, trackers, groups, lineErrs := im.check(entries)
 	rep.Errors = append(rep.Errors, lineErrs...)
 	sort.Slice(rep.Errors, func(i, j int) bool { return rep.Errors[i].Line < rep.Errors[j].Line })
 	for _, it := range items {
@@ -148,10 +150,18 @@ func (im *Importer) run(ctx context.Context, readerID int64, f Format, entries [
 
 	start := time.Now()
 	err = im.Bookmarks.Store.InTx(ctx, func(tx *store.Store) error {
+		// Works first, Bookmarks after (docs/adr/0027): the labels may
+		// link any of the Reader's Bookmarks.
+		if err := tx.LockReaderWorks(ctx, readerID); err != nil {
+			return err
+		}
 		if err := im.apply(ctx, tx, readerID, items, rows, &rep); err != nil {
 			return err
 		}
 		if rep.TrackersMapped, err = tx.ImportTrackerEntries(ctx, readerID, trackers); err != nil {
+			return err
+		}
+		if rep.WorksLinked, err = tx.ImportWorks(ctx, readerID, groups.groups()); err != nil {
 			return err
 		}
 		if im.Bookmarks.Sync != nil {
@@ -268,8 +278,9 @@ func further(a, b *store.Progress) bool {
 
 // check validates every entry against the registry and merges duplicates,
 // returning one Item and one row per Series, in file order, and the lines
-// that failed.
-func (im *Importer) check(entries []entry) ([]Item, []store.ImportRow, []store.NewTrackerEntry, []LineError) {
+// that failed, and the Series keys of each Work label.
+func (im *Importer) check(entries []entry) ([]Item, []store.ImportRow, []store.NewTrackerEntry, *workGroups, []LineError) {
+	var works workGroups
 	var items []Item
 	var rows []store.ImportRow
 	var trackers []store.NewTrackerEntry
@@ -282,6 +293,7 @@ func (im *Importer) check(entries []entry) ([]Item, []store.ImportRow, []store.N
 			bad = append(bad, lineErr(e, "%v", err))
 			continue
 		}
+		works.add(e.Work, row.Series.Key)
 		for t, id := range e.Trackers {
 			if k := [2]string{row.Series.Key, t}; !mapped[k] {
 				mapped[k] = true
@@ -314,7 +326,35 @@ func (im *Importer) check(entries []entry) ([]Item, []store.ImportRow, []store.N
 		a, b := trackers[i], trackers[j]
 		return a.SeriesKey < b.SeriesKey || a.SeriesKey == b.SeriesKey && a.Tracker < b.Tracker
 	})
-	return items, rows, trackers, bad
+	return items, rows, trackers, &works, bad
+}
+
+// workGroups collects the Series keys of each Work label, in the order the
+// labels first appear, for store.ImportWorks.
+type workGroups struct {
+	order   []string
+	byLabel map[string][]string
+}
+
+func (g *workGroups) add(label, key string) {
+	if label == "" {
+		return
+	}
+	if g.byLabel == nil {
+		g.byLabel = map[string][]string{}
+	}
+	if _, seen := g.byLabel[label]; !seen {
+		g.order = append(g.order, label)
+	}
+	g.byLabel[label] = append(g.byLabel[label], key)
+}
+
+func (g *workGroups) groups() [][]string {
+	out := make([][]string, 0, len(g.order))
+	for _, label := range g.order {
+		out = append(out, g.byLabel[label])
+	}
+	return out
 }
 
 // validate checks one entry as a PUT is checked: a Site the registry

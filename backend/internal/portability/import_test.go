@@ -470,3 +470,28 @@ func TestImportUsesABatchAcquirer(t *testing.T) {
 	require.Equal(t, 5000, b.count(`SELECT count(*) FROM river_job WHERE kind = 'poll_series' AND args->>'reason' = 'acquisition'`))
 	t.Logf("5,000-line import with batched Acquisitions: %s", elapsed.Round(time.Millisecond))
 }
+
+// Kenmei lists one row per Site it tracks a title on: rows of one title
+// (however the Sites spell it) become one Work; a title on one Site links
+// nothing.
+func TestKenmeiRowsOfOneTitleBecomeOneWork(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	gil := b.reader("gil")
+	csv := `title,status,score,series_url,last_volume_read,last_chapter_read,last_read_at,notes
+Omniscient Reader's Viewpoint,reading,9,https://asurascans.com/comics/omniscient-readers-viewpoint-5e6f7a8b,,120,,
+Omniscient Readers Viewpoint,reading,9,https://demonicscans.org/manga/Omniscient-Readers-Viewpoint,,118,,
+Martial Peak,reading,7,https://demonicscans.org/manga/Martial-Peak,,3800,,
+`
+	rep, err := b.im.Import(ctx, gil, portability.Kenmei, []byte(csv), portability.Options{})
+	require.NoError(t, err)
+	require.True(t, rep.Applied)
+	require.Equal(t, 1, rep.WorksLinked)
+	works, err := b.lib.Works(ctx, gil)
+	require.NoError(t, err)
+	require.Len(t, works, 1)
+	require.Equal(t, []string{"asura:omniscient-readers-viewpoint", "demonic:Omniscient-Readers-Viewpoint"}, works[0].Keys)
+	require.Equal(t, "Chapter 120", works[0].Chapter, "the Work's Progress is the furthest row's")
+	require.Equal(t, "asura", works[0].ProgressSite)
+}

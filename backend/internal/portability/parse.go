@@ -13,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/lectern-reader/lectern/backend/internal/bookmark"
 	"github.com/lectern-reader/lectern/backend/internal/errs"
 )
 
@@ -97,6 +98,10 @@ type entry struct {
 	// NotPlaced, when set, is why an entry without a URL has none (the
 	// report says it if no tracker id places it either).
 	NotPlaced string
+	// Work labels entries of one story: the import links the Bookmarks of
+	// entries sharing a label into one Work (Lectern's export writes it;
+	// a Kenmei export's rows of one title share one).
+	Work string
 }
 
 // LineError is a line an import cannot take, with the reason.
@@ -254,6 +259,7 @@ func parseLecternJSON(body []byte) ([]entry, []LineError, error) {
 		str("series_url", &e.URL)
 		str("chapter", &e.Chapter)
 		str("chapter_url", &e.ChapterURL)
+		str("work", &e.Work)
 		if problem != "" {
 			bad = append(bad, lineErr(e, "%s", problem))
 			continue
@@ -461,6 +467,7 @@ func parseLecternCSV(body []byte) ([]entry, []LineError, error) {
 		chapter, _ := t.get(i, "chapter")
 		e.Title, e.Chapter = uncell(title), uncell(chapter)
 		e.ChapterURL, _ = t.get(i, "chapter_url")
+		e.Work, _ = t.get(i, "work") // absent in files written before Works
 		if s, _ := t.get(i, "chapter_number"); s != "" {
 			n, err := strconv.ParseFloat(s, 64)
 			if err != nil {
@@ -517,6 +524,11 @@ func parseKenmei(body []byte) ([]entry, []LineError, error) {
 		e := entry{Line: t.line[i], Input: t.input(i)}
 		e.URL, _ = t.get(i, kenmeiURL...)
 		e.Title, _ = t.get(i, kenmeiTitle...)
+		// Kenmei lists one row per Site it tracks a title on: rows of one
+		// title are one story, so one Work.
+		if n := bookmark.NormalTitle(e.Title); n != "" {
+			e.Work = "kenmei:" + n
+		}
 		if e.URL == "" {
 			bad = append(bad, lineErr(e, "no series URL: Lectern finds a Series by its page on a Site"))
 			continue

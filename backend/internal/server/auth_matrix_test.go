@@ -55,6 +55,9 @@ import (
 
 const annKey = "asura:solo-leveling"
 
+// annKey2 is Ann's second Bookmark, in one Work with annKey.
+const annKey2 = "demonic:Solo-Leveling"
+
 type authWorld struct {
 	h  http.Handler
 	st *store.Store
@@ -68,6 +71,7 @@ type authWorld struct {
 
 	annSpareTokenID int64 // a token of Ann's that a revoke may hit
 	annTargetID     int64
+	annWorkID       int64 // Ann's Work of annKey and annKey2
 	annFeedKey      string
 	jobID           int64 // Ann's Series' Acquisition poll
 	chapterID       int64 // an archive chapter of Ann's Series
@@ -126,6 +130,12 @@ func newAuthWorld(t *testing.T) *authWorld {
 		`{"site":"asura","series_url":"https://asurascans.com/comics/solo-leveling-1a2b3c4d","chapter":"Chapter 3"}`)
 	require.Equal(t, http.StatusCreated, rec.Code, "%s", rec.Body)
 	require.NoError(t, st.Pool.QueryRow(ctx, `SELECT id FROM river_job WHERE kind = 'poll_series' AND args->>'key' = $1`, annKey).Scan(&w.jobID))
+	rec = w.call(http.MethodPut, "/api/bookmarks/"+annKey2, "Bearer "+w.annTok, "", "application/json",
+		`{"site":"demonic","series_url":"https://demonicscans.org/manga/Solo-Leveling"}`)
+	require.Equal(t, http.StatusCreated, rec.Code, "%s", rec.Body)
+	work, err := st.CreateWork(ctx, w.ann.ID, []string{annKey, annKey2})
+	require.NoError(t, err)
+	w.annWorkID = work.ID
 
 	// A loopback target: a test send is refused by the destination gate
 	// before any packet leaves (no name to resolve either).
@@ -324,6 +334,7 @@ func matrixRows() []matrixRow {
 	job := func(w *authWorld) int64 { return w.jobID }
 	chapter := func(w *authWorld) int64 { return w.chapterID }
 	bob := func(w *authWorld) int64 { return w.bob.ID }
+	work := func(w *authWorld) int64 { return w.annWorkID }
 	put := fixed(`{"site":"asura","series_url":"https://asurascans.com/comics/solo-leveling-1a2b3c4d","chapter":"Chapter 4"}`)
 	const (
 		ok, created, accepted, noContent = 200, 201, 202, 204
@@ -344,6 +355,14 @@ func matrixRows() []matrixRow {
 		{method: "GET", route: "/api/bookmarks/{key}", path: fixed("/api/bookmarks/" + key), anon: unauth, revoked: unauth, noCSRF: unauth, other: notFound, reader: ok, owner: notFound},
 		{method: "PUT", route: "/api/bookmarks/{key}", path: fixed("/api/bookmarks/" + key), body: put, anon: unauth, revoked: unauth, noCSRF: unauth, other: created, reader: ok, owner: created},
 		{method: "DELETE", route: "/api/bookmarks/{key}", path: fixed("/api/bookmarks/asura:nobody-holds-this"), anon: unauth, revoked: unauth, noCSRF: unauth, other: notFound, reader: notFound, owner: notFound},
+		{method: "GET", route: "/api/works", path: fixed("/api/works"), anon: unauth, revoked: unauth, noCSRF: unauth, other: ok, reader: ok, owner: ok},
+		{method: "POST", route: "/api/works", path: fixed("/api/works"), body: fixed(`{"keys":["` + annKey + `","asura:nobody-holds-this"]}`), anon: unauth, revoked: unauth, noCSRF: unauth, other: unprocessable, reader: unprocessable, owner: unprocessable},
+		{method: "GET", route: "/api/works/{id}", path: id(work, "/api/works/%d"), anon: unauth, revoked: unauth, noCSRF: unauth, other: notFound, reader: ok, owner: notFound},
+		{method: "POST", route: "/api/works/{id}/keys", path: id(work, "/api/works/%d/keys"), body: fixed(`{"key":"` + annKey2 + `"}`), anon: unauth, revoked: unauth, noCSRF: unauth, other: notFound, reader: ok, owner: notFound},
+		{method: "DELETE", route: "/api/works/{id}/keys/{key}", path: id(work, "/api/works/%d/keys/asura:nobody-holds-this"), anon: unauth, revoked: unauth, noCSRF: unauth, other: notFound, reader: notFound, owner: notFound},
+		{method: "GET", route: "/api/works/suggestions", path: fixed("/api/works/suggestions"), anon: unauth, revoked: unauth, noCSRF: unauth, other: ok, reader: ok, owner: ok},
+		{method: "POST", route: "/api/works/suggestions/dismiss", path: fixed("/api/works/suggestions/dismiss"), body: fixed(`{"keys":["asura:a","asura:b"]}`), anon: unauth, revoked: unauth, noCSRF: unauth, other: noContent, reader: noContent, owner: noContent},
+		{method: "POST", route: "/api/works/move", path: fixed("/api/works/move"), body: fixed(`{"moves":[{"from":"` + annKey + `","to":"asura:nobody-holds-this"}]}`), anon: unauth, revoked: unauth, noCSRF: unauth, other: unprocessable, reader: unprocessable, owner: unprocessable},
 		{method: "GET", route: "/api/resolve", path: fixed("/api/resolve?url=https%3A%2F%2Fasurascans.com%2Fcomics%2Fsolo-leveling-1a2b3c4d"), anon: unauth, revoked: unauth, noCSRF: unauth, other: ok, reader: ok, owner: ok},
 		{method: "GET", route: "/api/export", path: fixed("/api/export"), anon: unauth, revoked: unauth, noCSRF: unauth, other: ok, reader: ok, owner: ok},
 		{method: "POST", route: "/api/import", path: fixed("/api/import?format=urls&dry_run=true"), body: fixed("https://asurascans.com/comics/solo-leveling-1a2b3c4d\n"), anon: unauth, revoked: unauth, noCSRF: unauth, other: ok, reader: ok, owner: ok},
@@ -439,6 +458,11 @@ func matrixRows() []matrixRow {
 		{method: "POST", route: "/series/{key}/trackers/{tracker}/remove", path: fixed("/series/" + key + "/trackers/anilist/remove"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: notFound, reader: notFound, owner: notFound},
 		{method: "POST", route: "/series/{key}/mute", path: fixed("/series/" + key + "/mute"), body: fixed("muted=1"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: notFound, reader: seeOther, owner: notFound},
 		{method: "POST", route: "/series/{key}/completed", path: fixed("/series/" + key + "/completed"), body: fixed("completed=1"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: notFound, reader: seeOther, owner: notFound},
+		{method: "POST", route: "/works/link", path: fixed("/works/link"), body: fixed("key=" + key + "&with=asura%3Anot-held"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: notFound, reader: notFound, owner: notFound},
+		{method: "POST", route: "/works/unlink", path: fixed("/works/unlink"), body: fixed("work=999999&key=" + key), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: notFound, reader: notFound, owner: notFound},
+		{method: "POST", route: "/works/dismiss", path: fixed("/works/dismiss"), body: fixed("key=" + key + "&with=asura%3Anot-held"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: notFound, reader: notFound, owner: notFound},
+		{method: "GET", route: "/works/move", path: fixed("/works/move?site=asura"), anon: seeOther, revoked: seeOther, other: ok, reader: ok, owner: ok},
+		{method: "POST", route: "/works/move", path: fixed("/works/move"), body: fixed("site=asura"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: bad, reader: bad, owner: bad},
 		{method: "GET", route: "/import", path: fixed("/import"), anon: seeOther, revoked: seeOther, other: ok, reader: ok, owner: ok},
 		{method: "POST", route: "/import", multipart: true, path: fixed("/import"), body: fixed("format=urls&text=https%3A%2F%2Fasurascans.com%2Fcomics%2Fx"), anon: seeOther, revoked: seeOther, noCSRF: forbidden, other: ok, reader: ok, owner: ok},
 		{method: "GET", route: "/export", path: fixed("/export"), anon: seeOther, revoked: seeOther, other: ok, reader: ok, owner: ok},

@@ -37,6 +37,12 @@ type Bookmark struct {
 	UpdatedAt time.Time
 	// SeriesUpdatedAt is when a Series fact last changed.
 	SeriesUpdatedAt time.Time
+
+	// WorkID is the Reader's Work the Bookmark is in, 0 when none (works.go).
+	WorkID int64
+	// GoneReason is why the Series is gone ("site removed", "not found
+	// (404) since …"), "" while it is not.
+	GoneReason string
 }
 
 const bookmarkCols = `
@@ -45,7 +51,8 @@ const bookmarkCols = `
 	s.cover_address, s.cover_type,
 	b.chapter, b.chapter_number, b.chapter_url, b.progress_at,
 	s.latest_label, s.latest_number, s.latest_url, s.latest_locked, s.latest_at,
-	b.created_at, b.updated_at, s.updated_at`
+	b.created_at, b.updated_at, s.updated_at,
+	coalesce(b.work_id, 0), coalesce(s.gone_reason, '')`
 
 func scanBookmark(row pgx.Row) (Bookmark, error) {
 	var b Bookmark
@@ -53,7 +60,8 @@ func scanBookmark(row pgx.Row) (Bookmark, error) {
 		&b.CoverAddress, &b.CoverType,
 		&b.Chapter, &b.ChapterNumber, &b.ChapterURL, &b.ProgressAt,
 		&b.LatestLabel, &b.LatestNumber, &b.LatestURL, &b.LatestLocked, &b.LatestAt,
-		&b.CreatedAt, &b.UpdatedAt, &b.SeriesUpdatedAt)
+		&b.CreatedAt, &b.UpdatedAt, &b.SeriesUpdatedAt,
+		&b.WorkID, &b.GoneReason)
 	return b, err
 }
 
@@ -203,13 +211,21 @@ func (s *Store) PutBookmarkKeepProgress(ctx context.Context, readerID int64, ns 
 // DeleteBookmark removes a Reader's Bookmark. The Series stays: its facts
 // cost nothing to keep and return at once if someone bookmarks it again; an
 // unheld Series is simply not polled.
+//
+// A member of a Work leaves it (the last-but-one dissolves it), so its Work
+// row is locked first (works.go's lock order).
 func (s *Store) DeleteBookmark(ctx context.Context, readerID int64, key string) error {
-	tag, err := s.db.Exec(ctx, `DELETE FROM bookmarks WHERE reader_id = $1 AND series_key = $2`, readerID, key)
-	if err != nil {
-		return fmt.Errorf("delete bookmark %s: %w", key, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return ErrNotFound
-	}
-	return nil
+	return s.InTx(ctx, func(tx *Store) error {
+		if err := tx.lockWorksOf(ctx, readerID, []string{key}); err != nil {
+			return err
+		}
+		tag, err := tx.db.Exec(ctx, `DELETE FROM bookmarks WHERE reader_id = $1 AND series_key = $2`, readerID, key)
+		if err != nil {
+			return fmt.Errorf("delete bookmark %s: %w", key, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return ErrNotFound
+		}
+		return nil
+	})
 }

@@ -97,6 +97,21 @@ type ChapterEvent struct {
 	FirstSeenAt  time.Time
 }
 
+// workFirstSite is true for a Latest Chapter change h of the Bookmark b
+// unless b is in a Work and another member's Site had the same chapter
+// number first: a Work's chapter is news once, from the first Site that
+// has it (issue 21). Changes without a number stay per Site.
+const workFirstSite = `NOT (b.work_id IS NOT NULL AND h.number IS NOT NULL AND EXISTS (
+	SELECT 1 FROM bookmarks m JOIN latest_chapter_history h2 ON h2.series_key = m.series_key
+	WHERE m.reader_id = b.reader_id AND m.work_id = b.work_id AND m.series_key <> b.series_key
+	  AND h2.number = h.number AND (h2.first_seen_at, h2.id) < (h.first_seen_at, h.id)))`
+
+// workNews is workFirstSite, and no member of b's Work has Progress that
+// already reaches h (read on another Site is read).
+const workNews = `(` + workFirstSite + ` AND NOT (b.work_id IS NOT NULL AND h.number IS NOT NULL AND EXISTS (
+	SELECT 1 FROM bookmarks m WHERE m.reader_id = b.reader_id AND m.work_id = b.work_id
+	  AND m.chapter_number IS NOT NULL AND m.chapter_number >= h.number)))`
+
 // FeedWindow bounds how far back a feed reaches: feed readers keep what
 // they saw, so older entries only make every fetch larger.
 const FeedWindow = 90 * 24 * time.Hour
@@ -114,6 +129,7 @@ func (s *Store) FeedEntries(ctx context.Context, readerID int64, limit int) ([]C
 		JOIN latest_chapter_history h ON h.series_key = b.series_key
 		JOIN series s ON s.key = b.series_key
 		WHERE b.reader_id = $1 AND h.prev_poll_at IS NOT NULL AND h.first_seen_at > now() - $3::interval
+		  AND `+workFirstSite+`
 		ORDER BY h.first_seen_at DESC, h.id DESC
 		LIMIT $2`, readerID, limit, FeedWindow)
 	if err != nil {
@@ -337,9 +353,19 @@ func (s *Store) QueueDeliveries(ctx context.Context, window time.Duration) (queu
 		WHERE h.first_seen_at > now() - $1::interval
 		  AND h.prev_poll_at IS NOT NULL
 		  AND h.first_seen_at >= t.created_at AND h.first_seen_at >= b.created_at
+		  -- Changes a Work held back stay held back once the Bookmark leaves it.
+		  AND (b.work_left_at IS NULL OR h.first_seen_at >= b.work_left_at)
 		  AND NOT (b.chapter_number IS NOT NULL AND h.number IS NOT NULL AND b.chapter_number >= h.number)
 		  AND NOT EXISTS (SELECT 1 FROM notify_deliveries d WHERE d.target_id = t.id AND d.history_id = h.id)
 		  AND NOT EXISTS (SELECT 1 FROM notify_mutes m WHERE m.reader_id = t.reader_id AND m.series_key = h.series_key)
+		  AND `+workNews+`
+		  -- One delivery per chapter number of a Work, even when the Site
+		  -- that had it first commits its poll after another's was queued.
+		  AND NOT (b.work_id IS NOT NULL AND h.number IS NOT NULL AND EXISTS (
+		      SELECT 1 FROM notify_deliveries d2
+		      JOIN latest_chapter_history h3 ON h3.id = d2.history_id
+		      JOIN bookmarks m ON m.reader_id = b.reader_id AND m.series_key = h3.series_key
+		      WHERE d2.target_id = t.id AND m.work_id = b.work_id AND h3.number = h.number))
 		ON CONFLICT (target_id, history_id) DO NOTHING`, window)
 	if err != nil {
 		return 0, nil, fmt.Errorf("queue deliveries: %w", err)
@@ -426,7 +452,9 @@ func (s *Store) dropStale(ctx context.Context, targetID int64) error {
 		  AND (NOT EXISTS (SELECT 1 FROM bookmarks b WHERE b.reader_id = d.reader_id AND b.series_key = h.series_key)
 		       OR EXISTS (SELECT 1 FROM bookmarks b WHERE b.reader_id = d.reader_id AND b.series_key = h.series_key
 		                  AND b.chapter_number IS NOT NULL AND h.number IS NOT NULL AND b.chapter_number >= h.number)
-		       OR EXISTS (SELECT 1 FROM notify_mutes m WHERE m.reader_id = d.reader_id AND m.series_key = h.series_key))`, targetID); err != nil {
+		       OR EXISTS (SELECT 1 FROM notify_mutes m WHERE m.reader_id = d.reader_id AND m.series_key = h.series_key)
+		       OR EXISTS (SELECT 1 FROM bookmarks b WHERE b.reader_id = d.reader_id AND b.series_key = h.series_key
+		                  AND NOT `+workNews+`))`, targetID); err != nil {
 		return fmt.Errorf("drop stale deliveries of target %d: %w", targetID, err)
 	}
 	return nil

@@ -224,7 +224,17 @@ type PollResult struct {
 	// Unplanned clears the next poll and its reason: under the adaptive
 	// policy the plan decides the next poll within minutes of this one.
 	Unplanned bool
+	// GoneWhy, on a failed poll, says the series page itself is gone (a
+	// 404/410, the Site's not-found page, a redirect off the Site): after
+	// GoneAfter without a successful poll the Series is marked gone with
+	// this reason (CONTEXT.md "Gone").
+	GoneWhy string
 }
+
+// GoneAfter is how long a series page must keep saying it is gone, with no
+// successful poll between, before its Series is marked gone: long enough
+// that a Site's bad day or a moved page that comes back is not a death.
+const GoneAfter = 3 * 24 * time.Hour
 
 // PollRecorded says which Series facts a poll changed.
 type PollRecorded struct {
@@ -293,10 +303,15 @@ func (s *Store) RecordPoll(ctx context.Context, key string, r PollResult) (PollR
 				poll_failures = CASE WHEN $9 THEN 0 WHEN $10 THEN poll_failures + 1 ELSE poll_failures END,
 				last_success_at = CASE WHEN $9 THEN now() ELSE last_success_at END,
 				next_poll_at = CASE WHEN $13 THEN NULL ELSE coalesce($11, next_poll_at) END,
-				next_poll_reason = CASE WHEN $13 THEN '' WHEN $11::timestamptz IS NULL THEN next_poll_reason ELSE $12 END
+				next_poll_reason = CASE WHEN $13 THEN '' WHEN $11::timestamptz IS NULL THEN next_poll_reason ELSE $12 END,
+				gone_at = CASE WHEN $14 <> '' AND gone_at IS NULL AND coalesce(last_success_at, created_at) < now() - $15::interval
+				               THEN now() ELSE gone_at END,
+				gone_reason = CASE WHEN $14 <> '' AND gone_at IS NULL AND coalesce(last_success_at, created_at) < now() - $15::interval
+				                   THEN $14 ELSE gone_reason END
 			WHERE key = $1`,
 			key, r.Status, r.Problem, r.BodyLen, ms,
-			r.Latest != nil, r.ETag, r.LastModified, r.Success, r.Failed, r.NextPollAt, r.NextPollReason, r.Unplanned)
+			r.Latest != nil, r.ETag, r.LastModified, r.Success, r.Failed, r.NextPollAt, r.NextPollReason, r.Unplanned,
+			r.GoneWhy, GoneAfter)
 		return err
 	})
 	if err != nil {

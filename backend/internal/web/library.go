@@ -51,6 +51,14 @@ type card struct {
 	Latest, LatestURL      string
 	Unread                 bool
 	NewSince               *when
+	Gone                   bool
+	GoneReason             string
+
+	// A Work's card (works.go): its id, the Sites its Progress and newest
+	// chapter are on, and its members with a Continue link each.
+	Work                     string
+	ProgressSite, LatestSite string
+	Members                  []workMember
 
 	fold  string // lower-case title, for filtering and sorting
 	stamp int64  // Latest Chapter time, unix µs, 0 when unknown
@@ -67,6 +75,9 @@ type libraryPage struct {
 	Filtered                bool
 	Back, ClearURL          string
 	MaxQuery                int
+	// Suggestions are pairs of this Library's Bookmarks that look like one
+	// story (works.go).
+	Suggestions []suggestionView
 }
 
 var kindLabels = map[string][2]string{
@@ -129,19 +140,52 @@ func (u *UI) libraryShow(w http.ResponseWriter, r *http.Request) {
 	}
 	fold := strings.ToLower(text)
 	cards := make([]card, 0, len(all))
+	// The members of each Work, in list order, become one card after the
+	// loop; a Work is shown when any member passes the Site filter.
+	works := map[string][]bookmark.Bookmark{}
+	var workOrder []string
+	workShown := map[string]bool{}
+	held := map[string]bookmark.Bookmark{}
+	// Counts are of cards: a Work counts once, unread when any member is.
+	units := map[string]map[string]bool{}
 	for _, b := range all {
-		if t := counts[b.Kind]; t != nil {
-			t.Total++
-			if b.Unread {
-				t.Unread++
+		unit := b.Key
+		if b.Work != "" {
+			unit = "work:" + b.Work
+		}
+		if units[b.Kind] == nil {
+			units[b.Kind] = map[string]bool{}
+		}
+		units[b.Kind][unit] = units[b.Kind][unit] || b.Unread
+	}
+	for k, us := range units {
+		for _, unread := range us {
+			if t := counts[k]; t != nil {
+				t.Total++
+				if unread {
+					t.Unread++
+				}
+			}
+			if k == kind {
+				p.Total++
+				if unread {
+					p.Unread++
+				}
 			}
 		}
+	}
+	for _, b := range all {
 		if b.Kind != kind {
 			continue
 		}
-		p.Total++
-		if b.Unread {
-			p.Unread++
+		held[b.Key] = b
+		if b.Work != "" {
+			if works[b.Work] == nil {
+				workOrder = append(workOrder, b.Work)
+			}
+			works[b.Work] = append(works[b.Work], b)
+			workShown[b.Work] = workShown[b.Work] || site == "" || b.Site == site
+			continue
 		}
 		if site != "" && b.Site != site {
 			continue
@@ -151,6 +195,20 @@ func (u *UI) libraryShow(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		cards = append(cards, c)
+	}
+	for _, id := range workOrder {
+		if !workShown[id] {
+			continue
+		}
+		c := u.workCard(works[id])
+		if fold != "" && !strings.Contains(c.fold, fold) {
+			continue
+		}
+		cards = append(cards, c)
+	}
+	if p.Suggestions, err = u.librarySuggestions(r, reader.ID, kind, held); err != nil {
+		u.serverError(w, r, err)
+		return
 	}
 	sortCards(cards, sortBy)
 	p.Cards, p.Shown = cards, len(cards)
@@ -204,7 +262,8 @@ func (u *UI) card(b bookmark.Bookmark) card {
 		Chapter: b.Chapter, ChapterURL: httpURL(b.ChapterURL),
 		Latest: b.LatestChapter, LatestURL: httpURL(b.LatestChapterURL),
 		Unread: b.Unread,
-		fold:   strings.ToLower(title),
+		Gone:   b.Gone, GoneReason: b.GoneReason,
+		fold: strings.ToLower(title),
 	}
 	if b.LatestAt != nil {
 		c.stamp = b.LatestAt.UnixMicro()

@@ -19,7 +19,7 @@ import (
 // pages are the views the handlers render. New fails unless every one parses
 // and defines "content", so a missing or broken template stops the boot.
 var pages = []string{
-	"setup", "login", "error", "library", "series", "settings", "owner_readers", "owner_reader_delete",
+	"setup", "login", "error", "library", "series", "works_move", "settings", "owner_readers", "owner_reader_delete",
 }
 
 // view is one page: the layout and partials plus the page's own "content".
@@ -206,6 +206,10 @@ var flashes = map[string]string{
 	"welcome":          "Welcome! Install the userscript under Settings to start adding Bookmarks.",
 	"caught-up":        "Marked as caught up.",
 	"removed":          "Bookmark removed.",
+	"linked":           "Linked: one Work, one Progress across its Sites.",
+	"unlinked":         "Unlinked from the Work.",
+	"dismissed":        "Suggestion dismissed: it will not be suggested again.",
+	"moved":            "Moved: the ticked Bookmarks' Progress is on their new Sites, and each pair is linked.",
 	"token-revoked":    "Token revoked.",
 	"password-changed": "Password changed. Your other sessions were signed out.",
 	"reader-created":   "Reader created.",

@@ -39,6 +39,11 @@ type seriesPage struct {
 	Poll *pollFacts
 	// Trackers are the Bookmark's tracker entries (trackers.go).
 	Trackers *seriesTrackers
+	// Work is the held Series' Work, or what it may be linked with
+	// (works.go); Gone says its Site or page is gone, and why.
+	Work       *seriesWork
+	Gone       bool
+	GoneReason string
 }
 
 // seriesShow is a Series' facts and the Reader's Progress on it. A Reader
@@ -103,6 +108,11 @@ func (u *UI) seriesShow(w http.ResponseWriter, r *http.Request) {
 		p.ProgressAt = u.when(b.ProgressAt)
 		p.BookmarkedAt = u.when(&b.CreatedAt)
 		p.Unread = b.Unread
+		p.Gone, p.GoneReason = b.Gone, b.GoneReason
+		if p.Work, err = u.seriesWork(r, reader.ID, b); err != nil {
+			u.serverError(w, r, err)
+			return
+		}
 		if p.Trackers, err = u.loadSeriesTrackers(r, reader.ID, s.Key, b.Title); err != nil {
 			u.serverError(w, r, err)
 			return

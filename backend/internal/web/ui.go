@@ -186,6 +186,7 @@ func (u *UI) routes() http.Handler {
 			r.Post("/library/caught-up", u.bookmarkCaughtUp)
 			r.Post("/library/remove", u.bookmarkRemove)
 			r.Get("/series/{key}", u.seriesShow)
+			u.workRoutes(r)
 			if u.archive != nil {
 				u.archiveRoutes(r)
 			}

@@ -176,6 +176,36 @@ export function createClient({ baseURL, xhr, store, client = '', timeout = 15000
       }
     },
 
+    // suggestFor asks which of the Reader's Bookmarks look like the story of
+    // a Series they do not hold yet (the panel's link offer); it returns the
+    // body text for parseOffer, or '' from a server without Works (404).
+    async suggestFor(key, title) {
+      const q = '?key=' + encodeURIComponent(key) + '&title=' + encodeURIComponent(title || '');
+      const r = await request('GET', '/api/works/suggestions' + q);
+      if (r.status === 404) return '';
+      if (r.status !== 200) throw errorFor(r.status, r.text);
+      return r.text;
+    },
+
+    // linkWork makes a Work of two or more of the Reader's Bookmarks.
+    async linkWork(keys) {
+      const r = await request('POST', '/api/works', { body: { keys } });
+      if (r.status !== 200 && r.status !== 201) throw errorFor(r.status, r.text);
+    },
+
+    // addToWork links one more Bookmark into the Reader's Work id.
+    async addToWork(id, key) {
+      const r = await request('POST', '/api/works/' + encodeURIComponent(id) + '/keys', { body: { key } });
+      if (r.status !== 200 && r.status !== 201) throw errorFor(r.status, r.text);
+    },
+
+    // dismissSuggestion says a suggested pair is not one story; it is not
+    // offered again.
+    async dismissSuggestion(keys) {
+      const r = await request('POST', '/api/works/suggestions/dismiss', { body: { keys } });
+      if (r.status !== 204 && r.status !== 200) throw errorFor(r.status, r.text);
+    },
+
     // deleteBookmark removes a Bookmark; one already gone counts as removed.
     async deleteBookmark(key) {
       const r = await request('DELETE', '/api/bookmarks/' + keyPath(key));

@@ -3,6 +3,7 @@
 // optional ones get defaults. A script built for an older server keeps working.
 
 import { clean, isHttpURL } from './util.js';
+import { readWorkFields } from './work.js';
 
 const str = (v) => (typeof v === 'string' ? v : '');
 const num = (v) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
@@ -31,6 +32,8 @@ export function normalizeBookmark(raw) {
     unread: 0,
     created_at: str(raw.created_at),
     updated_at: str(raw.updated_at),
+    // A Work's Progress and newest chapter, and whether the Series is gone.
+    ...readWorkFields(raw),
   };
   b.unread = readUnread(raw.unread, b);
   return b;

@@ -1,4 +1,5 @@
 import { slugTitle } from './bookmarks.js';
+import { goneLine, offerText, workLine } from './work.js';
 
 // What the panel says about the page it is on, and whether Progress may be
 // recorded automatically. Pure functions of the page reading, the resolved
@@ -15,7 +16,11 @@ export function findBookmark(bookmarks, key) {
 //   ref       /api/resolve's answer, or null
 //   refError  the error resolving failed with, or null
 //   bookmark  the Reader's Bookmark of ref's Series, or null
-export function describeCurrent({ page, ref, refError, bookmark }) {
+//   offer     parseOffer's answer for a Series not held yet, or null
+// Besides the texts: work and gone, the Work and gone lines (work.js
+// segments) of a held Bookmark, and offer, { text, evidence } of the link
+// offer, each null when there is none.
+export function describeCurrent({ page, ref, refError, bookmark, offer = null }) {
   if (!page || page.kind === 'other') {
     return { hidden: false, series: 'Not a Series or chapter page.', chapter: '', progress: '', canRecord: false, canRemove: false, code: 'other-page' };
   }
@@ -38,6 +43,9 @@ export function describeCurrent({ page, ref, refError, bookmark }) {
     progress,
     canRecord: !!(ref && page.kind === 'chapter' && page.chapter),
     canRemove: !!(ref && bookmark),
+    work: ref && bookmark ? workLine(bookmark) : null,
+    gone: ref && bookmark ? goneLine(bookmark) : null,
+    offer: ref && !bookmark && offer ? { text: offerText(offer), evidence: offer.evidence.join(', ') } : null,
     code: ref ? 'ok' : 'resolving',
   };
 }

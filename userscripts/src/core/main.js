@@ -8,6 +8,7 @@ import { gmFromScope } from './gm.js';
 import { pageFromDocument } from './page.js';
 import { isShortcut, mountPanel } from './panel.js';
 import { createStore } from './store.js';
+import { parseOffer } from './work.js';
 
 // Without a userscript manager nothing is kept and nothing is sent.
 const NO_GM = { xhr: null, getValue: (k, d) => d, setValue: () => {} };
@@ -36,6 +37,10 @@ export function start({ script, version, library, baseURL, sites, ...env }) {
     refError: null,
     refFor: '',
     bookmarks: [],
+    // The link offer for the Series of this page when the Reader does not
+    // hold it: parseOffer's answer, for offerFor's key.
+    offer: null,
+    offerFor: '',
     autoDoneFor: '',
     busy: false,
   };
@@ -52,6 +57,8 @@ export function start({ script, version, library, baseURL, sites, ...env }) {
       record: () => record(false),
       removeCurrent: () => state.ref && remove(state.ref.key),
       remove: (key) => remove(key),
+      linkOffer: () => linkOffer(),
+      dismissOffer: () => dismissOffer(),
       saveToken(value) {
         try {
           store.setToken(value);
@@ -114,7 +121,8 @@ export function start({ script, version, library, baseURL, sites, ...env }) {
 
   function renderCurrent() {
     const bookmark = state.ref ? findBookmark(state.bookmarks, state.ref.key) : null;
-    panel.current(describeCurrent({ page: state.page, ref: state.ref, refError: state.refError, bookmark }));
+    const offer = state.ref && state.offerFor === state.ref.key ? state.offer : null;
+    panel.current(describeCurrent({ page: state.page, ref: state.ref, refError: state.refError, bookmark, offer }));
   }
 
   function renderAll() {
@@ -149,6 +157,7 @@ export function start({ script, version, library, baseURL, sites, ...env }) {
       const [list] = await Promise.allSettled([client.listBookmarks(library), ensureRef()]);
       if (list.status === 'fulfilled') {
         state.bookmarks = list.value.bookmarks;
+        await loadOffer();
         const n = state.bookmarks.length;
         if (done) panel.status(done.text, { code: done.code, tone: 'ok' });
         else panel.status(`${n} Bookmark${n === 1 ? '' : 's'}${list.value.cached ? ' (unchanged)' : ''}.`, { code: 'ok' });
@@ -163,6 +172,78 @@ export function start({ script, version, library, baseURL, sites, ...env }) {
       state.busy = false;
       panel.setBusy(false);
     }
+  }
+
+  // loadOffer asks, for a Series the Reader does not hold, whether one of
+  // their Bookmarks looks like the same story. The offer is a nicety: a
+  // failure to ask leaves it out and says nothing.
+  async function loadOffer() {
+    const ref = state.ref;
+    if (!ref || findBookmark(state.bookmarks, ref.key)) {
+      state.offer = null;
+      state.offerFor = '';
+      return;
+    }
+    try {
+      const text = await client.suggestFor(ref.key, state.page ? state.page.title : '');
+      state.offer = text ? parseOffer(text, ref.key, state.bookmarks) : null;
+    } catch {
+      state.offer = null;
+    }
+    state.offerFor = ref.key;
+  }
+
+  // linkOffer bookmarks this page's Series (with the chapter, on a chapter
+  // page) and links it with the offered Bookmark, in one click: into that
+  // Bookmark's Work when it is in one, else as a new Work of the two.
+  async function linkOffer() {
+    const offer = state.offer;
+    if (state.busy || !offer || !state.ref || state.offerFor !== state.ref.key) return;
+    state.busy = true;
+    panel.setBusy(true);
+    const ref = state.ref;
+    try {
+      const body = state.page.kind === 'chapter' && state.page.chapter
+        ? progressBody(ref, state.page)
+        : { site: ref.site, series_url: ref.series_url, ...(state.page.title ? { title: state.page.title } : {}) };
+      await client.putBookmark(ref.key, body);
+      try {
+        if (offer.work) await client.addToWork(offer.work, ref.key);
+        else await client.linkWork([offer.key, ref.key]);
+      } catch (err) {
+        throw new LecternError(err.code || 'error', `Bookmarked, but not linked: ${err.message}`, err.status || 0);
+      }
+      state.offer = null;
+      state.offerFor = '';
+    } catch (err) {
+      showError(err);
+      return;
+    } finally {
+      state.busy = false;
+      panel.setBusy(false);
+    }
+    await refresh({ text: `Bookmarked and linked with ${offer.title || offer.key} on ${offer.site}.`, code: 'linked' });
+  }
+
+  // dismissOffer says the offered Bookmark is not this Series' story; the
+  // server does not offer the pair again.
+  async function dismissOffer() {
+    const offer = state.offer;
+    if (state.busy || !offer || !state.ref || state.offerFor !== state.ref.key) return;
+    state.busy = true;
+    panel.setBusy(true);
+    try {
+      await client.dismissSuggestion([offer.key, state.ref.key]);
+      state.offer = null;
+    } catch (err) {
+      showError(err);
+      return;
+    } finally {
+      state.busy = false;
+      panel.setBusy(false);
+    }
+    panel.status('Not offered again.', { code: 'dismissed', tone: 'ok' });
+    renderCurrent();
   }
 
   async function record(auto) {
@@ -232,6 +313,8 @@ export function start({ script, version, library, baseURL, sites, ...env }) {
     state.ref = null;
     state.refError = null;
     state.refFor = '';
+    state.offer = null;
+    state.offerFor = '';
     if (panel.isOpen()) refresh(null);
     if (store.settings().autoRecord) scheduleAutoRecord();
   }

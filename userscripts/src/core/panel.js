@@ -66,6 +66,11 @@ a.title:hover { text-decoration: underline; }
 .badge { background: #3e8d66; color: #fff; border-radius: 9px; padding: 0 6px; font-size: 11px; font-weight: 700; }
 .badge:empty { display: none; }
 .empty { padding: 12px 10px; color: #a9b0bb; }
+.work { color: #b6e3c8; }
+.work a, .gone a { color: inherit; }
+.gone { color: #f0b4ae; }
+.offer { display: flex; flex-wrap: wrap; gap: 4px 6px; align-items: center; padding: 4px 0; }
+.offer .muted:empty { display: none; }
 footer { padding: 5px 10px; border-top: 1px solid #3a3f48; color: #7f8792; font-size: 11px; }
 `;
 
@@ -130,8 +135,17 @@ export function mountPanel(doc, { script, version, library, handlers }) {
   const curProgress = el(doc, 'div', { className: 'muted', testid: 'lectern-current-progress' });
   const recordBtn = el(doc, 'button', { className: 'primary', testid: 'lectern-bookmark-chapter', text: 'Bookmark this chapter', attrs: { type: 'button' } });
   const removeCurBtn = el(doc, 'button', { testid: 'lectern-remove-current', text: 'Remove', attrs: { type: 'button' } });
+  // The Work line of a Bookmark in a Work, the gone line, and the offer to
+  // link a Series not held yet to a Bookmark of the same story.
+  const curWork = el(doc, 'div', { className: 'work', testid: 'lectern-work-line' });
+  const curGone = el(doc, 'div', { className: 'gone', testid: 'lectern-gone' });
+  const offerText = el(doc, 'span', { testid: 'lectern-offer-text' });
+  const offerEvidence = el(doc, 'span', { className: 'muted', testid: 'lectern-offer-evidence' });
+  const offerBtn = el(doc, 'button', { className: 'primary', testid: 'lectern-offer-link', text: 'Link', attrs: { type: 'button' } });
+  const offerNo = el(doc, 'button', { testid: 'lectern-offer-dismiss', text: 'Not the same', attrs: { type: 'button' } });
+  const offer = el(doc, 'div', { className: 'offer', testid: 'lectern-offer' }, [offerText, offerEvidence, offerBtn, offerNo]);
   const current = el(doc, 'section', { className: 'current', testid: 'lectern-current' }, [
-    curSeries, curChapter, curProgress, el(doc, 'div', { className: 'actions' }, [recordBtn, removeCurBtn]),
+    curSeries, curChapter, curProgress, curWork, curGone, offer, el(doc, 'div', { className: 'actions' }, [recordBtn, removeCurBtn]),
   ]);
 
   // A text field masked by CSS rather than type=password: a password field would
@@ -198,6 +212,8 @@ export function mountPanel(doc, { script, version, library, handlers }) {
   });
   recordBtn.addEventListener('click', () => handlers.record());
   removeCurBtn.addEventListener('click', () => handlers.removeCurrent());
+  offerBtn.addEventListener('click', () => handlers.linkOffer());
+  offerNo.addEventListener('click', () => handlers.dismissOffer());
   settings.addEventListener('submit', (e) => {
     e.preventDefault();
     const value = tokenInput.value;
@@ -217,6 +233,16 @@ export function mountPanel(doc, { script, version, library, handlers }) {
       if (item) handlers.remove(item.getAttribute('data-key'));
     }
   });
+
+  // drawLine draws work.js segments into box, hidden when there are none.
+  function drawLine(box, segs) {
+    box.hidden = !segs;
+    const frag = doc.createDocumentFragment();
+    for (const s of segs || []) {
+      frag.appendChild(s.url !== undefined ? safeLink(doc, s.url, s.text, { testid: s.testid }) : doc.createTextNode(s.text));
+    }
+    box.replaceChildren(frag);
+  }
 
   function coverBox(b) {
     const box = el(doc, 'div', { className: 'cover' });
@@ -240,14 +266,23 @@ export function mountPanel(doc, { script, version, library, handlers }) {
     const title = displayTitle(b, b.key === currentKey ? currentTitle : '');
     const progress = el(doc, 'div', { className: 'line', testid: 'lectern-progress' });
     progress.appendChild(el(doc, 'span', { text: 'Read: ' }));
-    progress.appendChild(b.chapter ? safeLink(doc, b.chapter_url, b.chapter) : el(doc, 'span', { text: '—' }));
+    if (b.work && b.work_chapter) {
+      // In a Work, Progress is the Work's, wherever it was read.
+      progress.appendChild(safeLink(doc, b.work_chapter_url, b.work_chapter));
+      progress.appendChild(el(doc, 'span', { text: ` on ${b.work_progress_site}`, testid: 'lectern-progress-site' }));
+    } else {
+      progress.appendChild(b.chapter ? safeLink(doc, b.chapter_url, b.chapter) : el(doc, 'span', { text: '—' }));
+    }
     const latest = el(doc, 'div', { className: 'line', testid: 'lectern-latest' });
-    latest.appendChild(el(doc, 'span', { text: 'Latest: ' }));
+    // Two Bookmarks of one Work share a title: the Site tells them apart.
+    latest.appendChild(el(doc, 'span', { text: b.work && b.site ? `${b.site} latest: ` : 'Latest: ' }));
     latest.appendChild(b.latest_chapter ? safeLink(doc, b.latest_chapter_url, b.latest_chapter) : el(doc, 'span', { text: 'not known yet' }));
     li.appendChild(coverBox(b));
+    const gone = b.gone ? el(doc, 'div', { className: 'line gone', testid: 'lectern-item-gone', text: 'Gone' + (b.gone_reason ? ': ' + b.gone_reason : '') }) : null;
+    if (b.work) li.setAttribute('data-work', b.work);
     li.appendChild(el(doc, 'div', { className: 'body' }, [
       safeLink(doc, b.series_url, title, { className: 'title', testid: 'lectern-title', attrs: { title } }),
-      progress, latest,
+      progress, latest, gone,
     ]));
     li.appendChild(el(doc, 'div', { className: 'side' }, [
       el(doc, 'span', { className: 'badge', testid: 'lectern-unread', text: unreadBadge(b), attrs: { title: 'Unread' } }),
@@ -268,7 +303,7 @@ export function mountPanel(doc, { script, version, library, handlers }) {
       panel.setAttribute('data-state', s);
     },
     setBusy(busy) {
-      for (const b of [refreshBtn, recordBtn, removeCurBtn, tokenSave, tokenClear]) b.disabled = busy || b.dataset.off === 'true';
+      for (const b of [refreshBtn, recordBtn, removeCurBtn, offerBtn, offerNo, tokenSave, tokenClear]) b.disabled = busy || b.dataset.off === 'true';
     },
     status(text, { code = '', tone = '' } = {}) {
       status.textContent = text;
@@ -287,7 +322,7 @@ export function mountPanel(doc, { script, version, library, handlers }) {
       settings.hidden = false;
     },
     // current draws the "this page" section. v: { hidden, series, chapter,
-    // progress, canRecord, canRemove }.
+    // progress, canRecord, canRemove, work, gone, offer } (describeCurrent).
     current(v) {
       current.hidden = !!v.hidden;
       curSeries.textContent = v.series || '';
@@ -297,6 +332,15 @@ export function mountPanel(doc, { script, version, library, handlers }) {
       recordBtn.disabled = !v.canRecord;
       removeCurBtn.hidden = !v.canRemove;
       removeCurBtn.dataset.off = String(!v.canRemove);
+      drawLine(curWork, v.work);
+      drawLine(curGone, v.gone);
+      offer.hidden = !v.offer;
+      offerText.textContent = v.offer ? v.offer.text : '';
+      offerEvidence.textContent = v.offer && v.offer.evidence ? `(${v.offer.evidence})` : '';
+      for (const b of [offerBtn, offerNo]) {
+        b.dataset.off = String(!v.offer);
+        b.disabled = !v.offer;
+      }
     },
     // currentTitle is the title the page shows for currentKey's Series.
     list(bookmarks, currentKey, currentTitle = '') {
