@@ -39,10 +39,10 @@ func twoMemberWork(t *testing.T, st *store.Store) (readerID, workID int64) {
 }
 
 // Two removals from one two-member Work, each in its own transaction: at
-// commit, each one's dissolve frees the other's Bookmark. Without the Work
-// row locked first they wait on each other's Bookmark row (40P01); through
-// the store the second waits for the first at the Work row and finds the
-// Work dissolved.
+// commit, each one's dissolve frees the other's Bookmark. Without the locks
+// taken first they wait on each other's Bookmark row (40P01); through the
+// store the second waits for the first (the Reader's membership lock, then
+// the Work row) and finds the Work dissolved.
 func TestWorkRemovalsDeadlockWithoutTheWorkLock(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -69,7 +69,8 @@ func TestWorkRemovalsDeadlockWithoutTheWorkLock(t *testing.T) {
 	require.True(t, isDeadlock(err1) || isDeadlock(err2), "without the Work lock: %v / %v", err1, err2)
 	require.False(t, isDeadlock(err1) && isDeadlock(err2))
 
-	// Through the store: the Work row is locked first.
+	// Through the store: the Reader's membership lock and the Work row
+	// first.
 	_, err = pool.Exec(ctx, `DELETE FROM works`)
 	require.NoError(t, err)
 	w, err := st.CreateWork(ctx, reader, []string{"asura:a", "demonic:b"})
