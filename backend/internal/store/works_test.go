@@ -223,3 +223,39 @@ func TestDeletingAReaderTakesTheirWorks(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM works) + (SELECT count(*) FROM bookmarks)`).Scan(&n))
 	require.Zero(t, n)
 }
+
+// A Work's chapter is one message even when the Site that had it first
+// commits its poll after another Site's was queued: the late one is not
+// queued, and the queued one is not dropped for it.
+func TestAWorksChapterIsQueuedOnceWhicheverCommitsFirst(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.New(t)
+	st := store.New(pool)
+	reader, _ := twoMemberWork(t, st)
+	target, err := st.CreateTarget(ctx, reader, store.NewTarget{Kind: "json", URL: "jsons://hooks.example/ann"})
+	require.NoError(t, err)
+	// Both made before the chapters were seen.
+	_, err = pool.Exec(ctx, `UPDATE notify_targets SET created_at = now() - interval '1 hour'`)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `UPDATE bookmarks SET created_at = now() - interval '1 hour'`)
+	require.NoError(t, err)
+	history := func(key string, ago string) {
+		t.Helper()
+		_, err := pool.Exec(ctx, `
+			INSERT INTO latest_chapter_history (series_key, label, number, url, prev_poll_at, first_seen_at)
+			VALUES ($1, 'Chapter 121', 121, '', now() - interval '1 day', now() - $2::interval)`, key, ago)
+		require.NoError(t, err)
+	}
+	history("asura:a", "1 minute")
+	queued, _, err := st.QueueDeliveries(ctx, time.Hour)
+	require.NoError(t, err)
+	require.Equal(t, 1, queued)
+	history("demonic:b", "2 minutes") // seen earlier, committed later
+	queued, _, err = st.QueueDeliveries(ctx, time.Hour)
+	require.NoError(t, err)
+	require.Zero(t, queued)
+	pending, _, err := st.PendingDeliveries(ctx, target.ID)
+	require.NoError(t, err)
+	require.Equal(t, 1, pending, "the queued message stays")
+}
