@@ -20,7 +20,8 @@ import (
 
 // wireVersion changes when the shape or meaning of a Bookmark object
 // changes, so a cached body from an older server is never revalidated.
-const wireVersion = "1"
+// 2: Works (the work_* fields, gone, gone_reason).
+const wireVersion = "2"
 
 func kindParam(r *http.Request) (string, error) {
 	k := r.URL.Query().Get("kind")

@@ -125,6 +125,10 @@ func suggestionOf(a, b store.StoryFacts, ev []Evidence) Suggestion {
 		Work: WorkID(work), Evidence: ev}
 }
 
+// maxShared is how many of a Reader's Series may share one normal title or
+// tracker id before it stops counting as evidence.
+const maxShared = 8
+
 // SuggestFrom finds the pairs among one Reader's Series facts (sorted by
 // key, as the store returns them), in key order. It compares candidates
 // found through indexes of normal titles and tracker ids, not every pair.
@@ -148,7 +152,10 @@ func SuggestFrom(facts []store.StoryFacts, dismissed map[string]bool) []Suggesti
 	}
 	pairs := map[[2]int]bool{}
 	for k, is := range index {
-		if k == "t:" {
+		// A title or id that many Series share ("Chapter List", a Site's
+		// generic alternative title) is no evidence of one story, and its
+		// pairs would grow with the square of the Library.
+		if k == "t:" || len(is) > maxShared {
 			continue
 		}
 		for x := 0; x < len(is); x++ {

@@ -157,6 +157,17 @@ func TestSuggestionQualityOnTheFixtures(t *testing.T) {
 	}
 }
 
+// A title many Series share is no evidence, and costs nothing.
+func TestAGenericTitleSuggestsNothing(t *testing.T) {
+	t.Parallel()
+	var facts []store.StoryFacts
+	for i := range 2000 {
+		facts = append(facts, store.StoryFacts{Key: fmt.Sprintf("asura:s%05d", i), Site: "asura", Kind: "manga", Title: "Untitled"})
+	}
+	require.Empty(t, SuggestFrom(facts, nil))
+	require.Len(t, SuggestFrom(facts[:2], nil), 1, "two alike are a pair")
+}
+
 func sortedByKey(in []store.StoryFacts) []store.StoryFacts {
 	out := append([]store.StoryFacts(nil), in...)
 	for i := 1; i < len(out); i++ {

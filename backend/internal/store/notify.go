@@ -106,11 +106,14 @@ const workFirstSite = `NOT (b.work_id IS NOT NULL AND h.number IS NOT NULL AND E
 	WHERE m.reader_id = b.reader_id AND m.work_id = b.work_id AND m.series_key <> b.series_key
 	  AND h2.number = h.number AND (h2.first_seen_at, h2.id) < (h.first_seen_at, h.id)))`
 
-// workNews is workFirstSite, and no member of b's Work has Progress that
-// already reaches h (read on another Site is read).
-const workNews = `(` + workFirstSite + ` AND NOT (b.work_id IS NOT NULL AND h.number IS NOT NULL AND EXISTS (
+// workUnread is true unless b is in a Work and a member's Progress already
+// reaches h (read on another Site is read).
+const workUnread = `NOT (b.work_id IS NOT NULL AND h.number IS NOT NULL AND EXISTS (
 	SELECT 1 FROM bookmarks m WHERE m.reader_id = b.reader_id AND m.work_id = b.work_id
-	  AND m.chapter_number IS NOT NULL AND m.chapter_number >= h.number)))`
+	  AND m.chapter_number IS NOT NULL AND m.chapter_number >= h.number))`
+
+// workNews is workFirstSite and workUnread: what enters a push queue.
+const workNews = `(` + workFirstSite + ` AND ` + workUnread + `)`
 
 // FeedWindow bounds how far back a feed reaches: feed readers keep what
 // they saw, so older entries only make every fetch larger.
@@ -443,7 +446,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, targetID int64, limit int) 
 
 // dropStale deletes a target's pending deliveries that are no news any
 // more: the Bookmark is gone, the Series was muted, or the Reader's Progress
-// reached the chapter since it was queued.
+// (on any member of its Work) reached the chapter since it was queued.
 func (s *Store) dropStale(ctx context.Context, targetID int64) error {
 	if _, err := s.db.Exec(ctx, `
 		DELETE FROM notify_deliveries d
@@ -453,8 +456,11 @@ func (s *Store) dropStale(ctx context.Context, targetID int64) error {
 		       OR EXISTS (SELECT 1 FROM bookmarks b WHERE b.reader_id = d.reader_id AND b.series_key = h.series_key
 		                  AND b.chapter_number IS NOT NULL AND h.number IS NOT NULL AND b.chapter_number >= h.number)
 		       OR EXISTS (SELECT 1 FROM notify_mutes m WHERE m.reader_id = d.reader_id AND m.series_key = h.series_key)
+		       -- Only the Progress part: a queued delivery stays even if another
+		       -- member's Site turns out to have had the chapter first (its own
+		       -- change is then not queued: one message either way).
 		       OR EXISTS (SELECT 1 FROM bookmarks b WHERE b.reader_id = d.reader_id AND b.series_key = h.series_key
-		                  AND NOT `+workNews+`))`, targetID); err != nil {
+		                  AND NOT `+workUnread+`))`, targetID); err != nil {
 		return fmt.Errorf("drop stale deliveries of target %d: %w", targetID, err)
 	}
 	return nil

@@ -20,9 +20,10 @@ import (
 // nothing here has to be kept in step with a poll or a PUT.
 //
 // Lock order (docs/adr/0027-works-lock-order.md), on top of docs/adr/0017:
-// every change to a Work's members locks the works row(s) first, in id
-// order (lockWork), then the Bookmark rows in key order, and the list
-// version rows last at commit (the deferred triggers). The deferred
+// every change to a Work's members takes the Reader's membership lock
+// (lockReaderMembership), then locks the works row(s), in id order
+// (lockWork), then the Bookmark rows in key order, and the list version
+// rows last at commit (the deferred triggers). The deferred
 // dissolve trigger frees the last member at commit; without the Work lock
 // two removals from one two-member Work would each wait for the other's
 // Bookmark row (40P01).
@@ -51,9 +52,30 @@ type WorkRow struct {
 	Keys      []string
 }
 
-// lockWork locks one of the Reader's Works (the first step of the lock
-// order); ErrNoWork when it is not theirs or no longer exists.
+// lockReaderMembership takes the Reader's membership lock, the first step
+// of every change to any of their Works' members: a transaction-scoped
+// advisory lock on the Reader. The Work rows alone are not enough: which
+// Work a Bookmark is in is read before its row is locked, and a link
+// committed in between (a new Work, or a Bookmark joining one) leaves a
+// transaction holding a Bookmark row a dissolve at another's commit needs,
+// while it waits for a row that one holds (40P01; found by
+// TestWorkChangesAtOnceNeverDeadlock). One Reader's membership changes are
+// rare and short; serialising them costs nothing a Reader would see. A
+// PUT of Progress takes no part: it changes no membership and locks only
+// its own row.
+func (s *Store) lockReaderMembership(ctx context.Context, readerID int64) error {
+	if _, err := s.db.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('works:' || $1::bigint))`, readerID); err != nil {
+		return fmt.Errorf("lock works of reader %d: %w", readerID, err)
+	}
+	return nil
+}
+
+// lockWork locks one of the Reader's Works (after the Reader's membership
+// lock); ErrNoWork when it is not theirs or no longer exists.
 func (s *Store) lockWork(ctx context.Context, readerID, workID int64) error {
+	if err := s.lockReaderMembership(ctx, readerID); err != nil {
+		return err
+	}
 	var id int64
 	err := s.db.QueryRow(ctx, `SELECT id FROM works WHERE id = $1 AND reader_id = $2 FOR UPDATE`, workID, readerID).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -65,10 +87,12 @@ func (s *Store) lockWork(ctx context.Context, readerID, workID int64) error {
 	return nil
 }
 
-// lockWorksOf locks the Works the given Bookmarks belong to, in id order,
-// reading the membership again after the locks so a Work that dissolved
-// meanwhile is not trusted.
+// lockWorksOf takes the Reader's membership lock, then locks the Works the
+// given Bookmarks belong to, in id order.
 func (s *Store) lockWorksOf(ctx context.Context, readerID int64, keys []string) error {
+	if err := s.lockReaderMembership(ctx, readerID); err != nil {
+		return err
+	}
 	_, err := s.db.Exec(ctx, `
 		SELECT w.id FROM works w
 		WHERE w.reader_id = $1 AND w.id IN (SELECT work_id FROM bookmarks WHERE reader_id = $1 AND series_key = ANY($2))
@@ -509,6 +533,9 @@ func (s *Store) SeriesStoryFacts(ctx context.Context, key string) (StoryFacts, e
 // step of a transaction that may change any of their members (an import,
 // which writes Bookmarks before it knows which Works its labels touch).
 func (s *Store) LockReaderWorks(ctx context.Context, readerID int64) error {
+	if err := s.lockReaderMembership(ctx, readerID); err != nil {
+		return err
+	}
 	if _, err := s.db.Exec(ctx, `SELECT id FROM works WHERE reader_id = $1 ORDER BY id FOR UPDATE`, readerID); err != nil {
 		return fmt.Errorf("lock works: %w", err)
 	}

@@ -39,10 +39,10 @@ func twoMemberWork(t *testing.T, st *store.Store) (readerID, workID int64) {
 }
 
 // Two removals from one two-member Work, each in its own transaction: at
-// commit, each one's dissolve frees the other's Bookmark. Without the Work
-// row locked first they wait on each other's Bookmark row (40P01); through
-// the store the second waits for the first at the Work row and finds the
-// Work dissolved.
+// commit, each one's dissolve frees the other's Bookmark. Without the locks
+// taken first they wait on each other's Bookmark row (40P01); through the
+// store the second waits for the first (the Reader's membership lock, then
+// the Work row) and finds the Work dissolved.
 func TestWorkRemovalsDeadlockWithoutTheWorkLock(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -69,7 +69,8 @@ func TestWorkRemovalsDeadlockWithoutTheWorkLock(t *testing.T) {
 	require.True(t, isDeadlock(err1) || isDeadlock(err2), "without the Work lock: %v / %v", err1, err2)
 	require.False(t, isDeadlock(err1) && isDeadlock(err2))
 
-	// Through the store: the Work row is locked first.
+	// Through the store: the Reader's membership lock and the Work row
+	// first.
 	_, err = pool.Exec(ctx, `DELETE FROM works`)
 	require.NoError(t, err)
 	w, err := st.CreateWork(ctx, reader, []string{"asura:a", "demonic:b"})
@@ -221,4 +222,40 @@ func TestDeletingAReaderTakesTheirWorks(t *testing.T) {
 	var n int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM works) + (SELECT count(*) FROM bookmarks)`).Scan(&n))
 	require.Zero(t, n)
+}
+
+// A Work's chapter is one message even when the Site that had it first
+// commits its poll after another Site's was queued: the late one is not
+// queued, and the queued one is not dropped for it.
+func TestAWorksChapterIsQueuedOnceWhicheverCommitsFirst(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.New(t)
+	st := store.New(pool)
+	reader, _ := twoMemberWork(t, st)
+	target, err := st.CreateTarget(ctx, reader, store.NewTarget{Kind: "json", URL: "jsons://hooks.example/ann"})
+	require.NoError(t, err)
+	// Both made before the chapters were seen.
+	_, err = pool.Exec(ctx, `UPDATE notify_targets SET created_at = now() - interval '1 hour'`)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `UPDATE bookmarks SET created_at = now() - interval '1 hour'`)
+	require.NoError(t, err)
+	history := func(key string, ago string) {
+		t.Helper()
+		_, err := pool.Exec(ctx, `
+			INSERT INTO latest_chapter_history (series_key, label, number, url, prev_poll_at, first_seen_at)
+			VALUES ($1, 'Chapter 121', 121, '', now() - interval '1 day', now() - $2::interval)`, key, ago)
+		require.NoError(t, err)
+	}
+	history("asura:a", "1 minute")
+	queued, _, err := st.QueueDeliveries(ctx, time.Hour)
+	require.NoError(t, err)
+	require.Equal(t, 1, queued)
+	history("demonic:b", "2 minutes") // seen earlier, committed later
+	queued, _, err = st.QueueDeliveries(ctx, time.Hour)
+	require.NoError(t, err)
+	require.Zero(t, queued)
+	pending, _, err := st.PendingDeliveries(ctx, target.ID)
+	require.NoError(t, err)
+	require.Equal(t, 1, pending, "the queued message stays")
 }
