@@ -180,7 +180,7 @@ type PolicyResult struct {
 	OverBudget int
 	// ListingPolls are the listing reads among Polls.
 	ListingPolls int
-	ByPattern  [numPatterns]PatternResult
+	ByPattern    [numPatterns]PatternResult
 	// Reasons counts the polls made for each reason.
 	Reasons map[string]int
 
