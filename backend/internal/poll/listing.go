@@ -246,7 +246,7 @@ func (l *Listings) Record(ctx context.Context, client *river.Client[pgx.Tx], sit
 				break // the rest go first at the next plan
 			}
 			params = append(params, river.InsertManyParams{Args: PollArgs{Key: key, Reason: schedule.ReasonListing},
-				InsertOpts: &river.InsertOpts{Priority: PriorityHint, UniqueOpts: riverjob.UniqueInFlight()}})
+				InsertOpts: &river.InsertOpts{ScheduledAt: now, Priority: PriorityHint, UniqueOpts: riverjob.UniqueInFlight()}})
 			st.Confirms = append(st.Confirms, now)
 			out.Confirmed = append(out.Confirmed, key)
 		}
