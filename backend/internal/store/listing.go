@@ -27,7 +27,7 @@ type SiteListing struct {
 	State   string
 	Problem string
 	// GoodReads counts the good reads in a row.
-	GoodReads                          int
+	GoodReads                           int
 	ReadAt, OKAt, NextAt, FallbackUntil *time.Time
 	// Entries is how many entries the last good read showed; Rate the
 	// releases per hour the reads of the last day showed.
