@@ -65,7 +65,7 @@ type ListingBudget struct {
 // at least one per hour.
 func (b ListingBudget) SeriesBudget(perHour int) int { return max(1, perHour-b.Reserve) }
 
-// PlanListing splits budget perHour of a Site with held Series between its
+// PlanListing (docs/adr/0029-listing-budget.md) splits budget perHour of a Site with held Series between its
 // listing and its Series. rate is the releases per hour its reads showed
 // (every Series; 0: not measured yet), entries how many entries one read
 // shows (0: unknown).
