@@ -37,6 +37,8 @@ type lecternOptions struct {
 	BrowserPath string
 	// SitePace is SITE_PACE; the demo and tests pace the fixtures briskly.
 	SitePace string
+	// Env adds settings (a figure's POLL_LISTINGS=false).
+	Env map[string]string
 	// RiverPoll shortens River's fallback fetch poll.
 	RiverPoll time.Duration
 	Version   string
@@ -68,7 +70,7 @@ func startLectern(ctx context.Context, sites *fixturesites.Server, o lecternOpti
 		return nil, fmt.Errorf("listen on %s: %w", o.Listen, err)
 	}
 	base := "http://" + ln.Addr().String()
-	cfg, err := demoConfig(map[string]string{
+	vars := map[string]string{
 		"DATABASE_URL":    o.DatabaseURL,
 		"PUBLIC_BASE_URL": base,
 		"DATA_DIR":        o.DataDir,
@@ -81,7 +83,11 @@ func startLectern(ctx context.Context, sites *fixturesites.Server, o lecternOpti
 		// Notification targets' tokens are sealed with it; a demo run
 		// makes its own, as its database is new every run.
 		"SECRET_KEY": secretbox.NewKey(),
-	})
+	}
+	for k, v := range o.Env {
+		vars[k] = v
+	}
+	cfg, err := demoConfig(vars)
 	if err != nil {
 		_ = ln.Close()
 		return nil, err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,4 +91,58 @@ func TestDemoListingFindsARelease(t *testing.T) {
 		SELECT args->>'reason' FROM river_job WHERE kind = 'poll_series' AND args->>'key' = $1 AND state = 'completed'
 		ORDER BY finalized_at DESC LIMIT 1`, ref.Key).Scan(&reason))
 	require.Equal(t, "listing", reason, "the poll that found it was the listing's confirming poll")
+}
+
+// BenchmarkDemoListingRequests measures the real requests per hour Royal
+// Road (a Site with a listing) gets in the demo, with POLL_LISTINGS on and
+// off, two demos side by side, one Bookmark on it each: the fixture
+// server's requests for its listing, series page and feed, counted over
+// LECTERN_FIGURE_MINUTES (default 8) after the Acquisition and scaled to an
+// hour. Run:
+//
+//	go test -run '^$' -bench DemoListingRequests -benchtime 1x ./backend/cmd/demo/
+func BenchmarkDemoListingRequests(b *testing.B) {
+	minutes := 8
+	if v := os.Getenv("LECTERN_FIGURE_MINUTES"); v != "" {
+		_, _ = fmt.Sscanf(v, "%d", &minutes)
+	}
+	ctx := context.Background()
+	type run struct {
+		name string
+		d    *demo
+	}
+	var runs []run
+	for _, on := range []string{"true", "false"} {
+		d, err := startDemo(ctx, demoOptions{DatabaseURL: pgtest.NewURL(b), DataDir: b.TempDir(),
+			Listen: "127.0.0.1:0", SitesListen: "127.0.0.1:0", Env: map[string]string{"POLL_LISTINGS": on}})
+		require.NoError(b, err)
+		b.Cleanup(func() { _ = d.Close() })
+		ref, err := latest.Default().Resolve(fixturesites.RoyalroadSeries)
+		require.NoError(b, err)
+		n := 27.0
+		_, _, err = d.lectern.Server.Library().Put(ctx, d.readerID, ref.Key, bookmark.PutRequest{
+			Site: ref.Site, SeriesURL: ref.SeriesURL, Chapter: "Chapter 27: Ember", ChapterNumber: &n})
+		require.NoError(b, err)
+		runs = append(runs, run{"listings " + on, d})
+	}
+	site, _ := latest.Default().Lookup("royalroad")
+	listingURL, _ := site.ListingURL()
+	feed, _ := site.PollURL(fixturesites.RoyalroadSeries)
+	count := func(d *demo) (listing, series int) {
+		return d.sites.Hits(listingURL), d.sites.Hits(fixturesites.RoyalroadSeries) + d.sites.Hits(feed)
+	}
+	time.Sleep(10 * time.Second) // the Acquisition
+	var l0, s0 [2]int
+	for i, r := range runs {
+		l0[i], s0[i] = count(r.d)
+	}
+	b.ResetTimer()
+	time.Sleep(time.Duration(minutes) * time.Minute)
+	b.StopTimer()
+	for i, r := range runs {
+		l, s := count(r.d)
+		scale := 60 / float64(minutes)
+		b.Logf("%s: listing %.1f/h, series page and feed %.1f/h, Royal Road %.1f requests/h", r.name,
+			float64(l-l0[i])*scale, float64(s-s0[i])*scale, float64(l-l0[i]+s-s0[i])*scale)
+	}
 }
