@@ -134,10 +134,9 @@ func (l *simListing) mayConfirm(t time.Time) bool {
 }
 
 type simPoll struct {
-	at      time.Time
-	i       int // Series index; -1: the listing
-	reason  string
-	confirm bool
+	at     time.Time
+	i      int // Series index; -1: the listing
+	reason string
 }
 
 func (t *trace) adaptive(ctx context.Context) (PolicyResult, error) {
