@@ -77,7 +77,9 @@ func TestDemoListingFindsARelease(t *testing.T) {
 		return n == 1
 	}, step, 50*time.Millisecond)
 
-	release := func(s string) string { return strings.ReplaceAll(s, "Chapter 28: The Long Street", "Chapter 29: The Long Street") }
+	release := func(s string) string {
+		return strings.ReplaceAll(s, "Chapter 28: The Long Street", "Chapter 29: The Long Street")
+	}
 	copyFile("series.html", release)
 	copyFile("feed.xml", release)
 	deadline := time.Now().Add(step)
