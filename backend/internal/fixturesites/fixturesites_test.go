@@ -419,11 +419,12 @@ func TestListingsAreGeneratedFromTheSeriesPages(t *testing.T) {
 		require.NoError(t, err, "%s", body)
 		return lp
 	}
-	for _, name := range []string{"royalroad", "novelfull"} {
+	for _, name := range []string{"royalroad", "novelfull", "demonic", "mangadex"} {
 		lp := read(name)
 		require.Len(t, lp.Updates, 1, name)
 		site, _ := reg.Lookup(name)
-		series := map[string]string{"royalroad": fixturesites.RoyalroadSeries, "novelfull": fixturesites.NovelFullSeries}[name]
+		series := map[string]string{"royalroad": fixturesites.RoyalroadSeries, "novelfull": fixturesites.NovelFullSeries,
+			"demonic": fixturesites.DemonicSeries, "mangadex": fixturesites.MangadexSeries}[name]
 		ref, err := site.ResolveOn(series)
 		require.NoError(t, err)
 		require.Equal(t, ref.Key, lp.Updates[0].Key)

@@ -2,12 +2,14 @@ package fixturesites
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"html"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -51,7 +53,11 @@ func (s *Server) addListings(all []Page) {
 		if _, dup := s.routes[k]; dup {
 			continue
 		}
-		s.routes[k] = &route{listing: site.Name, listed: held, ctype: "text/html; charset=utf-8"}
+		ctype := "text/html; charset=utf-8"
+		if site.Name == "mangadex" {
+			ctype = jsonType
+		}
+		s.routes[k] = &route{listing: site.Name, listed: held, ctype: ctype}
 	}
 }
 
@@ -89,6 +95,9 @@ func (s *Server) listingBody(name string, held []*Page) ([]byte, bool) {
 		entries = append(entries, listingEntry{seriesURL: ref.SeriesURL, title: title, chapter: ch, at: s.pageTime(p)})
 	}
 	slices.SortStableFunc(entries, func(a, b listingEntry) int { return b.at.Compare(a.at) })
+	if site.Name == "mangadex" {
+		return mangadexListing(entries), true
+	}
 	return []byte(listingMarkup(site, entries, time.Now())), true
 }
 
@@ -181,6 +190,13 @@ func listingMarkup(site *latest.Site, entries []listingEntry, now time.Time) str
 			fmt.Fprintf(&b, `<div class="fiction-list-item row"><h2 class="fiction-title"><a href="%s">%s</a></h2><ul class="list-unstyled"><li class="list-item"><a href="%s"><span>%s</span><time unixtime="%d">%s</time></a></li></ul></div>`+"\n",
 				esc(e.seriesURL), esc(e.title), esc(e.chapter.URL), esc(e.chapter.Label), e.at.Unix(), ago(e.at, now))
 		}
+	case "demonic":
+		b.WriteString(`<div id="updates-container">`)
+		for _, e := range entries {
+			fmt.Fprintf(&b, `<div class="updates-element"><div class="updates-element-info"><a href="%s">%s</a><div class="chap-date"><a class="chplinks" href="%s">%s <span>%s</span></a></div></div></div>`+"\n",
+				esc(e.seriesURL), esc(e.title), esc(e.chapter.URL), esc(e.chapter.Label), e.at.Format("2006-01-02"))
+		}
+		b.WriteString(`</div>`)
 	case "novelfull":
 		b.WriteString(`<div class="list list-truyen col-xs-12">`)
 		for _, e := range entries {
@@ -206,4 +222,49 @@ func linkOr(u string) string {
 		return "#"
 	}
 	return u
+}
+
+// mangadexListing is MangaDex's global chapter feed: one upload per Series,
+// its Latest Chapter, which the registry reads back as the entry.
+func mangadexListing(entries []listingEntry) []byte {
+	type rel struct {
+		ID   string `json:"id"`
+		Type string `json:"type"`
+	}
+	type attrs struct {
+		Chapter            *string `json:"chapter"`
+		Title              *string `json:"title"`
+		TranslatedLanguage string  `json:"translatedLanguage"`
+		ReadableAt         string  `json:"readableAt"`
+		PublishAt          string  `json:"publishAt"`
+		Pages              int     `json:"pages"`
+	}
+	type chapter struct {
+		ID            string `json:"id"`
+		Type          string `json:"type"`
+		Attributes    attrs  `json:"attributes"`
+		Relationships []rel  `json:"relationships"`
+	}
+	data := []chapter{}
+	for _, e := range entries {
+		id := e.chapter.URL[strings.LastIndexByte(e.chapter.URL, '/')+1:]
+		manga := strings.TrimPrefix(e.seriesURL, "https://mangadex.org/title/")
+		if i := strings.IndexByte(manga, '/'); i >= 0 {
+			manga = manga[:i]
+		}
+		a := attrs{TranslatedLanguage: "en", ReadableAt: e.at.Format(time.RFC3339), PublishAt: e.at.Format(time.RFC3339), Pages: 1}
+		if e.chapter.Number != nil {
+			n := strconv.FormatFloat(*e.chapter.Number, 'f', -1, 64)
+			a.Chapter = &n
+			if _, title, ok := strings.Cut(e.chapter.Label, " - "); ok {
+				a.Title = &title
+			}
+		} else {
+			label := e.chapter.Label
+			a.Title = &label
+		}
+		data = append(data, chapter{ID: id, Type: "chapter", Attributes: a, Relationships: []rel{{ID: manga, Type: "manga"}}})
+	}
+	body, _ := json.Marshal(map[string]any{"result": "ok", "response": "collection", "data": data, "limit": 100, "offset": 0, "total": len(data)})
+	return body
 }

@@ -153,10 +153,10 @@ var pages = []Page{
 var variants = map[string][]string{
 	"asura":           {"challenge.html", "series-nocover.html"},
 	"comix":           {"challenge.html", "series-nocover.html"},
-	"demonic":         {"error.html", "series-nocover.html"},
+	"demonic":         {"error.html", "listing.html", "series-nocover.html"},
 	"kagane":          {"challenge.html", "chapter-manifest.json", "error.json", "series-nocover.json"},
 	"lightnovelworld": {"challenge.html", "login.html", "series-nocover.html"},
-	"mangadex":        {"error.json", "series-nocover.json"},
+	"mangadex":        {"error.json", "listing.json", "series-nocover.json"},
 	"royalroad":       {"challenge.html", "listing.html", "series-nocover.html"},
 	"webtoons":        {"error.html", "series-nocover.html"},
 	"novelfull":       {"access-denied.html", "challenge.html", "listing.html", "series-nocover.html", "series-nolatest.html"},

@@ -1,6 +1,7 @@
 package latest
 
 import (
+	"encoding/json"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -27,7 +28,8 @@ const ProblemNotListingPage = "not_listing_page"
 // Listing is a Site's answer to "what was updated lately".
 type Listing struct {
 	// Path is the listing's path on the Site's current host ("/" for a home
-	// page's latest block).
+	// page's latest block), or a whole https URL on another of its hosts
+	// (MangaDex's global chapter feed on its API host).
 	Path string
 	// Read reads every entry of a listing body, newest first. page is where
 	// the body was fetched from; now dates the relative times ("2 hours
@@ -77,6 +79,9 @@ func (u Update) NewerThan(label string, number *float64) bool {
 func (s *Site) ListingURL() (string, bool) {
 	if s.Listing == nil {
 		return "", false
+	}
+	if strings.HasPrefix(s.Listing.Path, "https://") {
+		return s.Listing.Path, true
 	}
 	return (&url.URL{Scheme: "https", Host: s.Hosts[0], Path: s.Listing.Path}).String(), true
 }
@@ -315,5 +320,81 @@ func (n novelfullSite) listing(body []byte, page *url.URL, _ time.Time) (Listing
 		}
 		c.add(novel, base, chapterOf(label, nil, link, false), time.Time{})
 	})
+	return c.result(), nil
+}
+
+// onHosts reports whether raw is an https URL on one of the Site's hosts.
+func (s *Site) onHosts(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && u.Scheme == "https" && s.HasHost(u.Hostname())
+}
+
+// demonicListing reads lastupdates.php: div#updates-container >
+// div.updates-element, each a Series (div.updates-element-info a) and its
+// newest chapters (a.chplinks, "Chapter N" with a yyyy-MM-dd span), newest
+// first. Entries carrying the Site's novel badge (.toffee-badge) are not
+// manga and are skipped. Its fixture says how uncertain the shape is.
+func (d demonicSite) listing(body []byte, page *url.URL, now time.Time) (ListingPage, error) {
+	doc, err := listingDoc(body, "div#updates-container", "no div#updates-container (not demonic's latest updates)")
+	if err != nil {
+		return ListingPage{}, err
+	}
+	base := d.baseURL(page)
+	c := listingCollector{site: d.Site}
+	doc.Find("div#updates-container > div.updates-element").Each(func(_ int, item *goquery.Selection) {
+		if item.Find(".toffee-badge").Length() > 0 {
+			return
+		}
+		series := item.Find("div.updates-element-info a").First().AttrOr("href", "")
+		a := item.Find("a.chplinks").First()
+		link := d.chapterLink(base, a.AttrOr("href", ""))
+		if link == "" {
+			return
+		}
+		c.add(series, base, chapterOf(ownText(a), nil, link, false), whenOf(a.Find("span").First().Text(), now))
+	})
+	return c.result(), nil
+}
+
+// mangadexListingURL is the global chapter feed: the hundred uploads most
+// recently readable in the language, with the same exclusions as a
+// Series' own feed, so an entry's newest chapter is the one its poll reads.
+const mangadexListingURL = "https://" + mangadexAPI + "/chapter?translatedLanguage[]=" + mangadexLanguage +
+	"&order[readableAt]=desc&limit=100&includeFuturePublishAt=0&includeEmptyPages=0&includeExternalUrl=0&" + mangadexRatings
+
+// listing reads the global chapter feed: each manga it names, newest
+// first, with the Latest Chapter its own feed would give (md.latest on the
+// uploads of that manga) and the newest upload's time.
+func (md mangadexSite) listing(body []byte, _ *url.URL, _ time.Time) (ListingPage, error) {
+	a, err := md.decode(body, ProblemNotListingPage)
+	if err != nil {
+		return ListingPage{}, err
+	}
+	var raw []mangadexChapter
+	if a.Response != "collection" || json.Unmarshal(a.Data, &raw) != nil {
+		return ListingPage{}, problem(ProblemNotListingPage, "the MangaDex API answer is not a chapter collection")
+	}
+	c := listingCollector{site: md.Site}
+	done := map[string]bool{}
+	for _, ch := range raw {
+		id := ""
+		for _, r := range ch.Relationships {
+			if r.Type == "manga" && isUUID(r.ID) {
+				id = strings.ToLower(r.ID)
+				break
+			}
+		}
+		if id == "" || done[id] || ch.Type != "chapter" {
+			continue
+		}
+		done[id] = true
+		feedURL, _ := url.Parse("https://" + mangadexAPI + "/manga/" + id + "/feed")
+		latest, err := md.latest(body, feedURL)
+		if err != nil {
+			continue
+		}
+		at := mangadexTime(ch.Attributes.ReadableAt)
+		c.add("https://"+mangadexWeb+"/title/"+id, nil, latest, at)
+	}
 	return c.result(), nil
 }

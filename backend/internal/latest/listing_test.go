@@ -46,6 +46,8 @@ func TestListings(t *testing.T) {
 	lantern := familySite(t, "lanternreads", "lightnovelwp", Novel, []string{"lanternreads.test"}, nil)
 	rr, _ := reg.Lookup("royalroad")
 	nf, _ := reg.Lookup("novelfull")
+	dm, _ := reg.Lookup("demonic")
+	md, _ := reg.Lookup("mangadex")
 	cases := []listingCase{{
 		name: "madara", site: toon, body: readFamilyFixture(t, "madara", "listing.html"), page: "https://toonhaven.test/",
 		updates: []string{
@@ -94,6 +96,26 @@ func TestListings(t *testing.T) {
 			"novelfull:an-unheld-novel|Chapter 77|77|https://novelfull.com/an-unheld-novel/chapter-77.html|false|",
 		},
 	}, {
+		name: "demonic", site: dm, body: readFixture(t, "demonic", "listing.html"), page: "https://demonicscans.org/lastupdates.php",
+		updates: []string{
+			"demonic:Solo-Max-Level-Newbie|Chapter 183|183|https://demonicscans.org/chaptered.php?manga=4812&chapter=183|false|2026-12-03T00:00:00Z",
+			"demonic:Nano-Machine|Chapter 260|260|https://demonicscans.org/chaptered.php?manga=77&chapter=260|false|2026-12-02T00:00:00Z",
+		},
+		reach: "2026-12-02T00:00:00Z",
+	}, {
+		name: "demonic/error", site: dm, body: readFixture(t, "demonic", "error.html"), page: "https://demonicscans.org/lastupdates.php", problem: ProblemNotFound,
+	}, {
+		name: "mangadex", site: md, body: readFixture(t, "mangadex", "listing.json"), page: mangadexListingURL,
+		updates: []string{
+			"mangadex:8f3c6b2e-4d1a-4e7b-9c2d-5a6b7c8d9e0f|Chapter 13 - After the Festival|13|https://mangadex.org/chapter/c1000000-0000-4000-8000-000000000106|false|2026-12-04T09:30:00Z",
+			"mangadex:aaaaaaaa-1111-4222-8333-444444444444|Chapter 48|48|https://mangadex.org/chapter/c1000000-0000-4000-8000-000000000201|false|2026-12-04T09:10:00Z",
+		},
+		reach: "2026-12-04T09:10:00Z",
+	}, {
+		name: "mangadex/error", site: md, body: readFixture(t, "mangadex", "error.json"), page: mangadexListingURL, problem: ProblemNotListingPage,
+	}, {
+		name: "mangadex/a manga feed", site: md, body: readFixture(t, "mangadex", "series.json"), page: mangadexListingURL, problem: ProblemNotListingPage,
+	}, {
 		name: "novelfull/challenge", site: nf, body: readFixture(t, "novelfull", "challenge.html"), page: "https://novelfull.com/latest-release-novel", problem: ProblemChallenge,
 	}}
 	for _, c := range cases {
@@ -135,7 +157,7 @@ func TestListingSites(t *testing.T) {
 			with = append(with, s.Name)
 		}
 	}
-	require.Equal(t, []string{"novelfull", "royalroad"}, with)
+	require.Equal(t, []string{"demonic", "mangadex", "novelfull", "royalroad"}, with)
 	for _, f := range []string{"madara", "mangathemesia", "lightnovelwp"} {
 		kind := Manga
 		if f == "lightnovelwp" {

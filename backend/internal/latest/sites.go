@@ -299,8 +299,8 @@ func (s *Site) validate() error {
 		return fmt.Errorf("site %s: an answer is missing (SeriesPath, Title, Latest, Cover, Chapters and Content are all required)", s.Name)
 	case s.Pace < 0:
 		return fmt.Errorf("site %s: negative pace", s.Name)
-	case s.Listing != nil && (s.Listing.Read == nil || !strings.HasPrefix(s.Listing.Path, "/")):
-		return fmt.Errorf("site %s: a listing needs Read and a path starting with /", s.Name)
+	case s.Listing != nil && (s.Listing.Read == nil || !strings.HasPrefix(s.Listing.Path, "/") && !s.onHosts(s.Listing.Path)):
+		return fmt.Errorf("site %s: a listing needs Read and a path starting with / or an https URL on its hosts", s.Name)
 	case s.Browser != nil && (s.Browser.Read == nil || s.Browser.Arrived == nil):
 		return fmt.Errorf("site %s: a browser Site needs Read and Arrived", s.Name)
 	}
