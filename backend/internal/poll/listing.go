@@ -43,6 +43,9 @@ const listingFallback = time.Hour
 // ListingArgs is the poll_listing job: read a Site's listing once.
 type ListingArgs struct {
 	Site string `json:"site" river:"unique"`
+	// At is the read's planned time: a horizon may plan several reads of
+	// one Site, each its own job.
+	At time.Time `json:"at,omitzero" river:"unique"`
 	// Confirms is how many confirming polls the plan that queued the read
 	// allows per hour (schedule.ListingBudget.Confirms).
 	Confirms int `json:"confirms,omitempty"`
@@ -300,15 +303,19 @@ func (a *Adaptive) listingPlan(ctx context.Context, client *river.Client[pgx.Tx]
 		next = *st.NextAt
 	}
 	if next.Before(end) {
-		_, err := client.Insert(ctx, ListingArgs{Site: site.Name, Confirms: plan.Confirms}, &river.InsertOpts{ScheduledAt: next})
-		if err != nil {
-			return budget, fmt.Errorf("queue the listing read of %s: %w", site.Name, err)
-		}
 		period := plan.Period
 		if st.State == store.ListingFailing {
 			period = ListingRetry
 		}
-		if err := a.Store.SetListingNext(ctx, site.Name, next.Add(period)); err != nil {
+		// Every read that falls in the horizon: a period shorter than the
+		// horizon means more than one.
+		for ; next.Before(end); next = next.Add(period) {
+			_, err := client.Insert(ctx, ListingArgs{Site: site.Name, At: next, Confirms: plan.Confirms}, &river.InsertOpts{ScheduledAt: next})
+			if err != nil {
+				return budget, fmt.Errorf("queue the listing read of %s: %w", site.Name, err)
+			}
+		}
+		if err := a.Store.SetListingNext(ctx, site.Name, next); err != nil {
 			return budget, err
 		}
 	}
