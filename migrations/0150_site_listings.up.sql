@@ -19,7 +19,11 @@ CREATE TABLE site_listings (
     seen           text[] NOT NULL DEFAULT '{}',
     reads          jsonb NOT NULL DEFAULT '[]',
     -- the confirming polls queued at once within the last hour
-    confirms       timestamptz[] NOT NULL DEFAULT '{}'
+    confirms       timestamptz[] NOT NULL DEFAULT '{}',
+    -- the largest share of the budget a plan of the last hour gave the
+    -- listing, and when: an hour may still hold that plan's reads
+    reserve        integer NOT NULL DEFAULT 0,
+    reserve_at     timestamptz
 );
 
 -- A held Series the listing showed with a chapter newer than its stored

@@ -332,9 +332,19 @@ func (a *Adaptive) listingPlan(ctx context.Context, client *river.Client[pgx.Tx]
 		}
 		s.Listed = healthy
 	}
+	reserve := plan.Reserve
 	if st.State == store.ListingFailing {
 		// Tried again hourly: two reads in an hour at most.
-		return max(1, budget-2), nil
+		reserve = 2
 	}
-	return plan.SeriesBudget(budget), nil
+	// An hour may still hold the reads and confirms of a larger plan: the
+	// Series' polls get only what no plan of the hour gave the listing.
+	if err := a.Store.SetListingReserve(ctx, site.Name, reserve, start); err != nil {
+		return budget, err
+	}
+	most, err := a.Store.ListingReserve(ctx, site.Name, start)
+	if err != nil {
+		return budget, err
+	}
+	return max(1, budget-max(reserve, most)), nil
 }

@@ -213,3 +213,29 @@ func (s *Store) ListingMarks(ctx context.Context, site string) (map[string]time.
 	}
 	return out, nil
 }
+
+// ListingReserve is the largest share of a Site's budget a plan of the last
+// hour gave its listing (0 when none), from SetListingReserve.
+func (s *Store) ListingReserve(ctx context.Context, site string, now time.Time) (int, error) {
+	var n int
+	err := s.db.QueryRow(ctx, `
+		SELECT coalesce(max(reserve), 0) FROM site_listings WHERE site = $1 AND reserve_at > $2`, site, now.Add(-time.Hour)).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("listing reserve of %s: %w", site, err)
+	}
+	return n, nil
+}
+
+// SetListingReserve records a plan's share of the budget for the listing:
+// kept when it is at least the stored one or that is an hour old.
+func (s *Store) SetListingReserve(ctx context.Context, site string, reserve int, now time.Time) error {
+	_, err := s.db.Exec(ctx, `
+		INSERT INTO site_listings (site, reserve, reserve_at) VALUES ($1, $2, $3)
+		ON CONFLICT (site) DO UPDATE SET reserve = $2, reserve_at = $3
+		WHERE site_listings.reserve <= $2 OR site_listings.reserve_at IS NULL OR site_listings.reserve_at <= $3 - interval '1 hour'`,
+		site, reserve, now)
+	if err != nil {
+		return fmt.Errorf("listing reserve of %s: %w", site, err)
+	}
+	return nil
+}
