@@ -37,6 +37,8 @@ type lecternOptions struct {
 	BrowserPath string
 	// SitePace is SITE_PACE; the demo and tests pace the fixtures briskly.
 	SitePace string
+	// Env adds settings (a figure's POLL_LISTINGS=false).
+	Env map[string]string
 	// RiverPoll shortens River's fallback fetch poll.
 	RiverPoll time.Duration
 	Version   string
@@ -100,6 +102,9 @@ func startLectern(ctx context.Context, sites *fixturesites.Server, o lecternOpti
 		"SECRET_KEY": secretbox.NewKey(),
 	}
 	for k, v := range o.Blobs {
+		vars[k] = v
+	}
+	for k, v := range o.Env {
 		vars[k] = v
 	}
 	cfg, err := demoConfig(vars)

@@ -141,6 +141,8 @@ type demoOptions struct {
 	Inject      bool
 	BrowserPath string
 	Logger      *slog.Logger
+	// Env adds Lectern settings (lecternOptions.Env).
+	Env map[string]string
 }
 
 // demo is everything `make demo` runs.
@@ -181,7 +183,7 @@ func startDemo(ctx context.Context, o demoOptions) (_ *demo, err error) {
 	d.lectern, err = startLectern(ctx, d.sites, lecternOptions{
 		DatabaseURL: o.DatabaseURL, DataDir: o.DataDir, Listen: o.Listen, Workers: 4, BrowserPath: o.BrowserPath,
 		SitePace: brisk(200 * time.Millisecond), RiverPoll: 200 * time.Millisecond, Version: version, Logger: o.Logger,
-		Blobs: o.Blobs,
+		Blobs: o.Blobs, Env: o.Env,
 	})
 	if err != nil {
 		return nil, err

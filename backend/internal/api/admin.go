@@ -78,6 +78,23 @@ type SiteStatusJSON struct {
 	// counts its held Series by the reason of their next poll.
 	BudgetPerHour int            `json:"budget_per_hour"`
 	NextPolls     map[string]int `json:"next_polls"`
+	// Listing is the Site's listing (docs/adr/0028-site-listings.md); null
+	// when the Site has none.
+	Listing *ListingJSON `json:"listing"`
+}
+
+// ListingJSON is a Site's listing in the status: its state (new, healthy,
+// failing, overflowed, off), whether the Site is planned around it now,
+// and why not.
+type ListingJSON struct {
+	URL         string     `json:"url"`
+	State       string     `json:"state"`
+	InUse       bool       `json:"in_use"`
+	Problem     string     `json:"problem"`
+	ReadAt      *time.Time `json:"read_at"`
+	NextAt      *time.Time `json:"next_at"`
+	Entries     int        `json:"entries"`
+	RatePerHour float64    `json:"rate_per_hour"`
 }
 
 // FailingSeriesJSON is one failing Series in the status.
@@ -138,6 +155,10 @@ func (ad *Admin) status(w http.ResponseWriter, r *http.Request) {
 			LastSuccessAt: utcPtr(s.LastSuccessAt), LastProblem: s.LastProblem, LastProblemAt: utcPtr(s.LastProblemAt),
 			QueuedPolls: s.QueuedPolls, BudgetPerHour: s.Budget.PerHour, NextPolls: next,
 		})
+		if l := s.Listing; l != nil {
+			out.Sites[len(out.Sites)-1].Listing = &ListingJSON{URL: l.URL, State: l.State, InUse: l.InUse, Problem: l.Problem,
+				ReadAt: utcPtr(l.ReadAt), NextAt: utcPtr(l.NextAt), Entries: l.Entries, RatePerHour: l.RatePerHour}
+		}
 	}
 	for _, f := range st.Failing {
 		out.Failing = append(out.Failing, FailingSeriesJSON{

@@ -176,6 +176,17 @@ func TestOwnerSeesEverySeriesSchedule(t *testing.T) {
 		} else {
 			require.Equal(t, int(time.Hour/mustSite(t, s.Site).Pace), s.BudgetPerHour, "%s: from its pace", s.Site)
 		}
+		// A Site with a listing shows it, and why it is not used (this
+		// Console runs without POLL_LISTINGS); one without shows none.
+		switch s.Site {
+		case "royalroad", "novelfull", "demonic", "mangadex":
+			require.NotNil(t, s.Listing, s.Site)
+			require.Equal(t, poll.ListingOff, s.Listing.State)
+			require.False(t, s.Listing.InUse)
+			require.Contains(t, s.Listing.Problem, "POLL_LISTINGS")
+		default:
+			require.Nil(t, s.Listing, s.Site)
+		}
 	}
 
 	// Errors name the problem; Readers are refused.

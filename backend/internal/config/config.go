@@ -64,6 +64,7 @@ type Config struct {
 
 	PollInterval  time.Duration `envconfig:"POLL_INTERVAL" default:"1h" desc:"how often a Series with too little Latest Chapter history is polled (every held Series, under POLL_POLICY=interval)"`
 	PollPolicy    string        `envconfig:"POLL_POLICY" default:"adaptive" desc:"adaptive (learn each Series' release rhythm and poll around its expected releases, within each Site's budget) or interval (every held Series once per POLL_INTERVAL, the fallback)"`
+	PollListings  bool          `envconfig:"POLL_LISTINGS" default:"true" desc:"under POLL_POLICY=adaptive, plan a Site whose registry entry has a listing (a Site-wide recent-updates page) around it: one request every few minutes finds its Series' releases, and the Series it covers are polled only every two days; off: every Series is planned on its own"`
 	SitePace      string        `envconfig:"SITE_PACE" desc:"per-Site minimum interval between requests, e.g. asura=1s,demonic=500ms (default: each Site's own, 2s unless the registry says otherwise); the Owner may change a Site's at run time (lectern site set)"`
 	SiteBudget    string        `envconfig:"SITE_BUDGET" desc:"per-Site budget of scheduled polls in requests per hour, e.g. asura=1800,demonic=600 (default: every request the Site's pace allows, 1h / SITE_PACE); the Owner may change a Site's at run time (lectern site set)"`
 	UserAgent     string        `envconfig:"USER_AGENT" default:"Lectern/1.0 (+https://github.com/lectern-reader/lectern)" desc:"User-Agent sent to Sites and image hosts"`

@@ -30,6 +30,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/lectern-reader/lectern/backend/internal/fakenet"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
@@ -119,6 +120,8 @@ type Server struct {
 	all   Mode
 
 	pushes pushes
+	// started dates the listings' entries of pages never edited.
+	started time.Time
 }
 
 // route is one answer: a page, or a generated image made on first request.
@@ -130,6 +133,10 @@ type route struct {
 	seed   string
 	once   sync.Once
 	isHTML bool
+	// listing names the Site whose listing the route generates from the
+	// series pages listed (listings.go).
+	listing string
+	listed  []*Page
 }
 
 func (r *route) bytes() []byte {
@@ -161,12 +168,13 @@ func Start(opts Options) (*Server, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{
-		opts:   opts,
-		known:  map[string]bool{},
-		routes: map[string]*route{},
-		covers: map[string]string{},
-		quit:   make(chan struct{}),
-		modes:  map[string]Mode{},
+		opts:    opts,
+		known:   map[string]bool{},
+		routes:  map[string]*route{},
+		covers:  map[string]string{},
+		quit:    make(chan struct{}),
+		modes:   map[string]Mode{},
+		started: time.Now().UTC().Truncate(time.Second),
 	}
 	if err := s.load(); err != nil {
 		return nil, err
@@ -320,6 +328,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, ok := s.body(rt)
+	if rt.listing != "" {
+		body, ok = s.listingBody(rt.listing, rt.listed)
+	}
 	if !ok {
 		http.NotFound(w, r)
 		return
@@ -499,6 +510,7 @@ func (s *Server) load() error {
 			}
 		}
 	}
+	s.addListings(all)
 	for h := range s.known {
 		s.hosts = append(s.hosts, h)
 	}

@@ -3,10 +3,13 @@ package fixturesites_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"image/png"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -382,4 +385,59 @@ func TestATestsOwnAnswersWinOnASharedNetwork(t *testing.T) {
 	g := gate.New(gate.Options{Resolver: n, Dial: n.DialContext, RootCAs: n.RootCAs(), Timeout: 10 * time.Second})
 	_, err = g.FetchImage(context.Background(), "https://cdn.test/x", "")
 	require.Equal(t, gate.ClassNotImage, gate.Class(err), "the network still answers after the fixtures closed: %v", err)
+}
+
+// Every Site with a listing gets one, generated from the series pages
+// served, which its registry entry reads back: the served Series with their
+// Latest Chapters. An edited override page is a release the listing shows.
+func TestListingsAreGeneratedFromTheSeriesPages(t *testing.T) {
+	t.Parallel()
+	override := t.TempDir()
+	s, err := fixturesites.Start(fixturesites.Options{Override: override})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return s.DialContext(ctx, "tcp", fakenet.StandIn.String()+":443")
+		},
+		TLSClientConfig: &tls.Config{RootCAs: s.RootCAs(), MinVersion: tls.VersionTLS12},
+	}}
+	reg := latest.Default()
+	read := func(name string) latest.ListingPage {
+		t.Helper()
+		site, _ := reg.Lookup(name)
+		u, ok := site.ListingURL()
+		require.True(t, ok)
+		resp, err := client.Get(u)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, u)
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		pu, _ := url.Parse(u)
+		lp, err := site.Listing.Read(body, pu, time.Now())
+		require.NoError(t, err, "%s", body)
+		return lp
+	}
+	for _, name := range []string{"royalroad", "novelfull", "demonic", "mangadex"} {
+		lp := read(name)
+		require.Len(t, lp.Updates, 1, name)
+		site, _ := reg.Lookup(name)
+		series := map[string]string{"royalroad": fixturesites.RoyalroadSeries, "novelfull": fixturesites.NovelFullSeries,
+			"demonic": fixturesites.DemonicSeries, "mangadex": fixturesites.MangadexSeries}[name]
+		ref, err := site.ResolveOn(series)
+		require.NoError(t, err)
+		require.Equal(t, ref.Key, lp.Updates[0].Key)
+	}
+	before := read("royalroad").Updates[0].Chapter
+
+	fixture, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "sites", "royalroad", "series.html"))
+	require.NoError(t, err)
+	edited := strings.Replace(string(fixture), before.Label, before.Label+" (Revised)", 1)
+	require.NotEqual(t, string(fixture), edited, "the fixture names its newest chapter %q", before.Label)
+	require.NoError(t, os.Mkdir(filepath.Join(override, "royalroad"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(override, "royalroad", "series.html"), []byte(edited), 0o644))
+	after := read("royalroad").Updates[0]
+	require.NotEqual(t, before.Label, after.Chapter.Label, "the edit shows in the listing at once")
+	require.False(t, after.At.IsZero())
 }

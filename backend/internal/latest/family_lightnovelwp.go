@@ -32,6 +32,7 @@ func buildLightnovelwp(s *Site, o familyOptions) {
 	s.Chapters = l.chapters
 	s.Latest = func(body []byte, page *url.URL) (Chapter, error) { return latestOf(l.chapters(body, page)) }
 	s.Content = l.content
+	s.Listing = &Listing{Path: "/", Read: l.listing}
 }
 
 func (l lnwpSite) doc(body []byte) (*goquery.Document, error) {

@@ -43,6 +43,7 @@ func buildMadara(s *Site, o familyOptions) {
 		return latestOf(m.allChapters(ctx, fetch, seriesURL, body))
 	}
 	s.Content = m.content
+	s.Listing = &Listing{Path: "/", Read: m.listing}
 }
 
 func (m madaraSite) doc(body []byte) (*goquery.Document, error) {

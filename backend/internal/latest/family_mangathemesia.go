@@ -36,6 +36,7 @@ func buildMangathemesia(s *Site, o familyOptions) {
 	s.Chapters = t.chapters
 	s.Latest = func(body []byte, page *url.URL) (Chapter, error) { return latestOf(t.chapters(body, page)) }
 	s.Content = t.content
+	s.Listing = &Listing{Path: "/", Read: t.listing}
 }
 
 func (t themesiaSite) doc(body []byte) (*goquery.Document, error) {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Fuzz targets: every input must give an answer or a named Problem, never
@@ -143,6 +144,16 @@ func checkAnswers(t *testing.T, site *Site, body []byte, page *url.URL) {
 	if chapters, err := site.Chapters(body, page); named("Chapters", err) {
 		for _, c := range chapters {
 			checkChapter(t, site, c)
+		}
+	}
+	if site.Listing != nil {
+		if lp, err := site.Listing.Read(body, page, time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)); named("Listing", err) {
+			for _, u := range lp.Updates {
+				checkChapter(t, site, u.Chapter)
+				if _, err := site.ResolveOn(u.SeriesURL); err != nil {
+					t.Fatalf("%s: listing entry %q is not a Series of the Site", site.Name, u.SeriesURL)
+				}
+			}
 		}
 	}
 	if content, err := site.Content(body, page); named("Content", err) {

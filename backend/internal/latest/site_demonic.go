@@ -54,6 +54,7 @@ func newDemonic() *Site {
 		Cover:    demonic.cover,
 		Chapters: demonic.chapters,
 		Content:  demonic.content,
+		Listing:  &Listing{Path: "/lastupdates.php", Read: demonic.listing},
 	}
 	return demonic.Site
 }

@@ -67,6 +67,7 @@ func newMangadex() *Site {
 		Latest:     md.latest,
 		LatestOf:   md.latestOf,
 		PollURL:    md.pollURL,
+		Listing:    &Listing{Path: mangadexListingURL, Read: md.listing},
 		Cover:      md.cover,
 		Chapters:   md.chapters,
 		ChapterList: func(ctx context.Context, fetch PageFetcher, seriesURL string, seriesBody []byte) ([]Chapter, error) {

@@ -63,6 +63,7 @@ func newNovelfull() *Site {
 		Chapters:    novelfull.chapters,
 		Content:     novelfullContent,
 		ChapterList: novelfull.chapterList,
+		Listing:     &Listing{Path: "/latest-release-novel", Read: novelfull.listing},
 		Browser: &Browser{
 			Read:     novelfull.read,
 			Arrived:  func(payload string) bool { return strings.TrimSpace(payload) != "" && !isChallenge([]byte(payload)) },

@@ -39,6 +39,7 @@ func newRoyalroad() *Site {
 		Chapters:   rr.chapters,
 		Content:    rr.content,
 		PollURL:    rr.pollURL,
+		Listing:    &Listing{Path: "/fictions/latest-updates", Read: rr.listing},
 	}
 	return rr.Site
 }

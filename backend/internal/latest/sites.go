@@ -145,6 +145,10 @@ type Site struct {
 	// Site has no such body for seriesURL.
 	PollURL func(seriesURL string) (string, bool)
 
+	// Listing, when set, is the Site's Site-wide "recent updates" body
+	// (listing.go, docs/adr/0028-site-listings.md).
+	Listing *Listing
+
 	// NoSeries, when set, says why a URL of the Site names no Series, where
 	// the Site can say more than "not a series page" (a MangaDex chapter URL
 	// names no manga: its title URL is needed). "" keeps the plain refusal.
@@ -302,6 +306,8 @@ func (s *Site) validate() error {
 		return fmt.Errorf("site %s: an answer is missing (SeriesPath, Title, Latest, Cover, Chapters and Content are all required)", s.Name)
 	case s.Pace < 0:
 		return fmt.Errorf("site %s: negative pace", s.Name)
+	case s.Listing != nil && (s.Listing.Read == nil || !strings.HasPrefix(s.Listing.Path, "/") && !s.onHosts(s.Listing.Path)):
+		return fmt.Errorf("site %s: a listing needs Read and a path starting with / or an https URL on its hosts", s.Name)
 	case s.Browser != nil && (s.Browser.Read == nil || s.Browser.Arrived == nil):
 		return fmt.Errorf("site %s: a browser Site needs Read and Arrived", s.Name)
 	}

@@ -124,6 +124,9 @@ type Adaptive struct {
 	// Now is the plan's clock; nil means time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Listings is POLL_LISTINGS: a Site with a listing is planned around
+	// it (listing.go).
+	Listings bool
 }
 
 // Staleness of a cached rhythm: it is estimated again after a new release
@@ -246,6 +249,11 @@ func (a *Adaptive) planSite(ctx context.Context, client *river.Client[pgx.Tx], s
 	}
 
 	in := planInputs(cands, rhythms, queued, end)
+	// The Site's listing, when it has one, takes its share of the budget
+	// and marks the Series it shows (listing.go).
+	if budget, err = a.listingPlan(ctx, client, site, start, budget, &in, len(cands)); err != nil {
+		return 0, err
+	}
 	decisions, err := a.Planner.Plan(start, schedule.Site{Name: site.Name, PerHour: budget, PausedUntil: paused}, in.series)
 	if err != nil {
 		return 0, err

@@ -43,6 +43,8 @@ type Console struct {
 	Fetch *fetch.Policy
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Listings is POLL_LISTINGS (under the adaptive policy).
+	Listings bool
 }
 
 // ReasonPlanning names the reason of a Series whose next poll is being
@@ -113,6 +115,9 @@ type SiteStatus struct {
 	// their next poll.
 	Held    int
 	Reasons []ReasonCount
+	// Listing is the Site's listing as the Poll uses it; nil when the Site
+	// has none.
+	Listing *ListingStatus
 }
 
 // Status is the Console's view of the Poll.
@@ -170,6 +175,10 @@ func (c *Console) Status(ctx context.Context, failing int) (Status, error) {
 		reasons[n.Site] = append(reasons[n.Site], ReasonCount{Reason: reason, Count: n.Count})
 		held[n.Site] += n.Count
 	}
+	listings, err := c.Store.SiteListings(ctx)
+	if err != nil {
+		return Status{}, err
+	}
 	out := Status{Policy: c.PolicyName(), AllPaused: settings.AllPaused, Failing: st.Failing, Queue: st.Queue}
 	now := c.now()
 	for i, s := range st.Sites {
@@ -179,6 +188,7 @@ func (c *Console) Status(ctx context.Context, failing int) (Status, error) {
 			Held: held[site.Name], Reasons: reasons[site.Name]}
 		row.BackingOffUntil, row.BackingOff = s.Paused(now)
 		row.State = StateOf(row)
+		row.Listing = c.listingStatus(site, listings[site.Name])
 		out.Sites = append(out.Sites, row)
 	}
 	return out, nil

@@ -166,6 +166,7 @@ func newPollEnv(t *testing.T, interval time.Duration) *pollEnv {
 		Covers: e.covers, Interval: interval, Logger: quietLogger()}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &PollWorker{Poller: e.poller})
+	river.AddWorker(workers, &ListingWorker{Listings: &Listings{Store: e.st, Registry: e.reg, Fetch: e.fetch, Logger: quietLogger()}})
 	river.AddWorker(workers, &PlanWorker{Scheduler: &Scheduler{Store: e.st, Interval: interval, Logger: quietLogger()}})
 	client, err := river.NewClient(riverpgxv5.New(e.st.Pool), &river.Config{
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 4}},

@@ -15,6 +15,7 @@ import (
 // The job kinds.
 const (
 	PollSeries     = "poll_series"
+	PollListing    = "poll_listing"
 	PlanPolls      = "plan_polls"
 	FetchCover     = "fetch_cover"
 	ArchiveSeries  = "archive_series"

@@ -62,6 +62,11 @@ type Series struct {
 	Hint bool
 	// OwnerRequest: the Owner asked for a poll now.
 	OwnerRequest bool
+	// ListingNewer: the Site's healthy listing shows a chapter newer than
+	// the stored Latest Chapter (listing.go). Listed: the Site's healthy
+	// listing covers the Series, which drops to a safety poll every
+	// ListedGap.
+	ListingNewer, Listed bool
 	// Rhythm is Estimate(Since, t, Releases) computed by the caller at
 	// some recent t (refresh when a release is stored, and daily); nil
 	// makes Plan estimate it.
@@ -229,6 +234,11 @@ func (p Planner) sitePrice(now time.Time, site Site, series []Series, b *buffers
 			rh = &r
 		}
 		b.rh[i] = rh
+		if s.Listed && !s.LastPoll.IsZero() {
+			// Covered by the listing: its safety poll, not its rhythm.
+			fixed += 1 / ListedGap.Hours()
+			continue
+		}
 		if rh.Kind == KindUnknown {
 			fixed += 1 / p.Interval.Hours()
 		} else {
@@ -401,6 +411,12 @@ func (p Planner) want(now time.Time, s *Series, rh *Rhythm, m *model, c float64)
 	if s.OwnerRequest {
 		return want{at: now, reason: ReasonOwner}
 	}
+	if w, ok := p.listingWant(now, s); ok {
+		if w.at.Before(now) {
+			w.at = now
+		}
+		return w
+	}
 	last, polled := p.lastPoll(now, s)
 	var base want
 	switch {
@@ -440,7 +456,11 @@ func (p Planner) value(s *Series, rh *Rhythm, m *model, w want) float64 {
 	switch {
 	case w.reason == ReasonOwner:
 		return math.Inf(1)
-	case w.reason == ReasonHint || s.LastPoll.IsZero():
+	case w.reason == ReasonListing:
+		// A release the listing showed is certain, and the Site has told
+		// every Reader of it: it goes before any forecast.
+		return readers * 1e3
+	case w.reason == ReasonHint || s.LastPoll.IsZero() || w.reason == ReasonListed:
 		return readers
 	case rh.Kind == KindUnknown:
 		// Without history, assume about two releases a week.

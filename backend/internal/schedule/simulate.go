@@ -102,18 +102,44 @@ type SimConfig struct {
 	Mix    Mix
 	// Planner is the adaptive policy's settings (zero: defaults).
 	Planner Planner
+
+	// Trace, when set, is replayed instead of the generator's trace (whose
+	// settings Series, Weeks, Seed and Mix are then unused); Budget is per
+	// Site: Budget × the Site's held Series per hour.
+	Trace *Trace
+	// History is how much of the trace is history (zero: the first half).
+	History time.Duration
+	// Listing models each Site's listing as its last Listing updates (0: no
+	// listings).
+	Listing int
 }
 
 // Limits of a simulation, so a typo cannot ask for a week of CPU.
 const (
 	maxSimSeries = 200_000
 	maxSimWeeks  = 104
+	// maxSimListing bounds --listing: no Site's listing shows more.
+	maxSimListing = 10_000
 )
 
 // ErrSimConfig reports a simulation that cannot run.
 var ErrSimConfig = errors.New("invalid simulation")
 
 func (c SimConfig) validate() error {
+	if c.Listing < 0 || c.Listing > maxSimListing {
+		return fmt.Errorf("%w: listing %d, want 0..%d", ErrSimConfig, c.Listing, maxSimListing)
+	}
+	if c.Trace != nil {
+		span := c.Trace.Last.Sub(c.Trace.First)
+		switch {
+		case math.IsNaN(c.Budget) || c.Budget <= 0 || c.Budget > 60:
+			return fmt.Errorf("%w: budget %v requests per Series-hour, want more than 0 and at most 60", ErrSimConfig, c.Budget)
+		case c.History < 0 || c.History > 0 && c.History >= span:
+			return fmt.Errorf("%w: history %v, want less than the trace's span %v", ErrSimConfig, c.History, span.Round(time.Minute))
+		}
+		_, err := c.Planner.withDefaults()
+		return err
+	}
 	switch {
 	case c.Series < 1 || c.Series > maxSimSeries:
 		return fmt.Errorf("%w: series %d, want 1..%d", ErrSimConfig, c.Series, maxSimSeries)
@@ -150,7 +176,11 @@ type PolicyResult struct {
 	MaxHour int
 	// Undetected counts releases still unseen a week after the end.
 	Undetected int
-	ByPattern  [numPatterns]PatternResult
+	// OverBudget counts the Sites with an hour above their budget.
+	OverBudget int
+	// ListingPolls are the listing reads among Polls.
+	ListingPolls int
+	ByPattern    [numPatterns]PatternResult
 	// Reasons counts the polls made for each reason.
 	Reasons map[string]int
 
@@ -169,8 +199,10 @@ type SimResult struct {
 	Config               SimConfig
 	Releases             int // released in the measured half
 	Series               [numPatterns]int
-	BudgetPerHour        int // the Site's budget: Budget × Series
+	BudgetPerHour        int // the Site's budget: Budget × Series (the largest Site's, with several)
 	Adaptive, RoundRobin PolicyResult
+	// Sites and Held count the trace's Sites and held Series (Readers > 0).
+	Sites, Held int
 }
 
 // simStart is the fake clock's epoch, a Monday: fixed so a seed always
@@ -189,14 +221,24 @@ func Simulate(ctx context.Context, cfg SimConfig) (SimResult, error) {
 	}
 	res := SimResult{Config: cfg}
 	tr := newTrace(cfg)
+	if cfg.Trace != nil {
+		tr = newRecordedTrace(cfg)
+	}
 	for _, s := range tr.series {
+		if !s.held {
+			continue
+		}
 		res.Series[s.pattern]++
 		res.Releases += len(s.releases) - s.measuredFrom
+		res.Held++
 	}
-	res.BudgetPerHour = int(math.Floor(cfg.Budget * float64(cfg.Series)))
+	res.Sites = len(tr.sites)
+	for _, st := range tr.sites {
+		res.BudgetPerHour = max(res.BudgetPerHour, st.perHour)
+	}
 	res.RoundRobin = tr.roundRobin()
 	var err error
-	res.Adaptive, err = tr.adaptive(ctx, res.BudgetPerHour)
+	res.Adaptive, err = tr.adaptive(ctx)
 	if err != nil {
 		return res, err
 	}
@@ -205,6 +247,8 @@ func Simulate(ctx context.Context, cfg SimConfig) (SimResult, error) {
 
 // simSeries is one synthetic Series: its true release times.
 type simSeries struct {
+	site     int
+	held     bool // Readers > 0: Lectern polls it
 	pattern  Pattern
 	readers  int
 	releases []simRelease // sorted by time
@@ -234,6 +278,22 @@ type trace struct {
 	end         time.Time
 	rrSpacing   time.Duration // round-robin interval at the budget
 	series      []simSeries
+	sites       []simSite
+}
+
+// simSite is one Site of a trace: its Series and every release on it, in
+// time order, which is what its listing shows.
+type simSite struct {
+	name     string
+	members  []int // every Series of the Site, held or not
+	held     int
+	perHour  int
+	releases []siteRelease
+}
+
+type siteRelease struct {
+	at time.Time
+	i  int
 }
 
 // The synthetic trace. Rhythmic Series release at a fixed weekday and hour
@@ -278,8 +338,31 @@ func newTrace(cfg SimConfig) *trace {
 		s.releases = t.releases(s.pattern, r, popular)
 		slices.SortStableFunc(s.releases, func(a, b simRelease) int { return a.at.Compare(b.at) })
 		s.measuredFrom, _ = slices.BinarySearchFunc(s.releases, t.half, func(a simRelease, b time.Time) int { return a.at.Compare(b) })
+		s.held = true
 	}
+	t.sites = []simSite{{name: "sim"}}
+	t.index()
 	return t
+}
+
+// index fills each Site's members, releases and budget from the Series.
+func (t *trace) index() {
+	for i := range t.series {
+		s := &t.series[i]
+		st := &t.sites[s.site]
+		st.members = append(st.members, i)
+		if s.held {
+			st.held++
+		}
+		for _, r := range s.releases {
+			st.releases = append(st.releases, siteRelease{at: r.at, i: i})
+		}
+	}
+	for k := range t.sites {
+		st := &t.sites[k]
+		slices.SortStableFunc(st.releases, func(a, b siteRelease) int { return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.i, b.i)) })
+		st.perHour = max(1, int(math.Floor(t.cfg.Budget*float64(st.held))))
+	}
 }
 
 func pick(m Mix, u float64) Pattern {
@@ -407,6 +490,9 @@ func (t *trace) roundRobin() PolicyResult {
 	var polls [numPatterns]int
 	for i := range t.series {
 		s := &t.series[i]
+		if !s.held {
+			continue
+		}
 		for _, rel := range s.releases[s.measuredFrom:] {
 			samples = append(samples, sample{latency: t.rrSeen(i, rel.at).Sub(rel.at), weight: float64(s.readers), pattern: s.pattern, tag: rel.tag})
 		}
@@ -417,109 +503,10 @@ func (t *trace) roundRobin() PolicyResult {
 	res.Reasons = map[string]int{"round-robin": res.Polls}
 	// Staggered evenly, the busiest hour holds at most one poll per
 	// Series per interval, rounded up.
-	res.MaxHour = int(math.Ceil(float64(time.Hour) / float64(t.rrSpacing) * float64(len(t.series))))
+	for _, st := range t.sites {
+		res.MaxHour = max(res.MaxHour, int(math.Ceil(float64(time.Hour)/float64(t.rrSpacing)*float64(st.held))))
+	}
 	return res
-}
-
-func (t *trace) adaptive(ctx context.Context, perHour int) (PolicyResult, error) {
-	p, err := t.cfg.Planner.withDefaults()
-	if err != nil {
-		return PolicyResult{}, err
-	}
-	n := len(t.series)
-	series := make([]Series, n)
-	rhythms := make([]Rhythm, n)
-	estimated := make([]time.Time, n)
-	dirty := make([]bool, n)
-	next := make([]int, n) // first release not yet seen
-	for i := range series {
-		series[i] = t.history(i)
-		series[i].Rhythm = &rhythms[i]
-		dirty[i] = true
-		s := &t.series[i]
-		for next[i] < len(s.releases) && !t.rrSeen(i, s.releases[next[i]].at).After(series[i].LastPoll) {
-			next[i]++
-		}
-	}
-	site := Site{Name: "sim", PerHour: perHour}
-	var (
-		buf     buffers
-		dec     []Decision
-		samples []sample
-		polls   [numPatterns]int
-		times   []int64
-		unseen  = 0
-		reasons = map[string]int{}
-	)
-	for i := range t.series {
-		unseen += len(t.series[i].releases) - t.series[i].measuredFrom
-	}
-	type poll struct {
-		at     time.Time
-		i      int
-		reason string
-	}
-	var due []poll
-	for now := t.half; ; now = now.Add(p.Horizon) {
-		if !now.Before(t.end) && (unseen == 0 || !now.Before(t.end.Add(drain))) {
-			break
-		}
-		if err := ctx.Err(); err != nil {
-			return PolicyResult{}, fmt.Errorf("simulate at %s: %w", now.Format(time.RFC3339), err)
-		}
-		for i := range series {
-			if dirty[i] || now.Sub(estimated[i]) >= day {
-				rhythms[i] = Estimate(series[i].Since, now, series[i].Releases)
-				estimated[i], dirty[i] = now, false
-			}
-		}
-		dec, err = p.plan(now, site, series, &buf, dec)
-		if err != nil {
-			return PolicyResult{}, fmt.Errorf("simulate at %s: %w", now.Format(time.RFC3339), err)
-		}
-		due = due[:0]
-		for i, d := range dec {
-			if d.Due {
-				due = append(due, poll{at: d.At, i: i, reason: d.Reason})
-				if d.At.Before(t.end) {
-					reasons[d.Reason]++
-				}
-			}
-		}
-		slices.SortFunc(due, func(a, b poll) int { return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.i, b.i)) })
-		for _, pl := range due {
-			s, sr := &t.series[pl.i], &series[pl.i]
-			if pl.at.Before(t.end) {
-				polls[s.pattern]++
-				times = append(times, pl.at.UnixNano())
-			}
-			found := false
-			for next[pl.i] < len(s.releases) && !s.releases[next[pl.i]].at.After(pl.at) {
-				if rel := s.releases[next[pl.i]]; next[pl.i] >= s.measuredFrom {
-					samples = append(samples, sample{latency: pl.at.Sub(rel.at), weight: float64(s.readers), pattern: s.pattern, tag: rel.tag, reason: pl.reason})
-					unseen--
-				}
-				next[pl.i]++
-				found = true
-			}
-			if found {
-				sr.Releases = append(sr.Releases, Release{Seen: pl.at, After: sr.LastPoll})
-				dirty[pl.i] = true
-			}
-			sr.LastPoll = pl.at
-		}
-	}
-	// What is never seen counts as seen at the end of the drain.
-	for i := range t.series {
-		s := &t.series[i]
-		for j := max(next[i], s.measuredFrom); j < len(s.releases); j++ {
-			samples = append(samples, sample{latency: t.end.Add(drain).Sub(s.releases[j].at), weight: float64(s.readers), pattern: s.pattern, tag: s.releases[j].tag})
-		}
-	}
-	res := t.summarize(samples, polls, reasons)
-	res.Undetected = unseen
-	res.MaxHour = maxPerHourWindow(times)
-	return res, nil
 }
 
 // maxPerHourWindow is the most of the sorted times in any [t, t+1h).
@@ -549,7 +536,7 @@ func (t *trace) summarize(samples []sample, polls [numPatterns]int, reasons map[
 		}
 		count := 0
 		for _, s := range t.series {
-			if s.pattern == Pattern(p) {
+			if s.held && s.pattern == Pattern(p) {
 				count++
 			}
 		}
@@ -557,7 +544,13 @@ func (t *trace) summarize(samples []sample, polls [numPatterns]int, reasons map[
 			pr.PerSeriesHour = float64(polls[p]) / float64(count) / hoursMeasured
 		}
 	}
-	res.PerSeriesHour = float64(res.Polls) / float64(len(t.series)) / hoursMeasured
+	held := 0
+	for _, s := range t.series {
+		if s.held {
+			held++
+		}
+	}
+	res.PerSeriesHour = float64(res.Polls) / float64(max(held, 1)) / hoursMeasured
 	return res
 }
 

@@ -87,6 +87,8 @@ type jobs struct {
 	policy   string
 	budgets  poll.Budgets
 	interval time.Duration
+	// listings is POLL_LISTINGS under the adaptive policy.
+	listings bool
 	working  bool
 	started  bool
 	// watchEvery is the Owner alerts' look interval; 0 is WatchInterval.
@@ -118,6 +120,7 @@ func newJobs(d Deps) (*jobs, error) {
 	if d.Config.PollPolicy == poll.PolicyInterval {
 		j.policy = poll.PolicyInterval
 	}
+	j.listings = d.Config.PollListings && j.adaptive()
 
 	workers := river.NewWorkers()
 	j.watchEvery = seams.OwnerWatchEvery
@@ -265,8 +268,10 @@ func (j *jobs) addWorkers(d Deps, workers *river.Workers, seams *Seams) error {
 	plan := &poll.PlanWorker{Scheduler: &poll.Scheduler{Store: d.Store, Interval: j.interval, Policy: tree.Policy, Logger: d.Logger}}
 	if j.adaptive() {
 		plan.Adaptive = &poll.Adaptive{Store: d.Store, Registry: d.Registry, Planner: schedule.Planner{Interval: j.interval},
-			Budgets: j.budgets, Policy: tree.Policy, Logger: d.Logger}
+			Budgets: j.budgets, Policy: tree.Policy, Logger: d.Logger, Listings: j.listings}
 	}
+	river.AddWorker(workers, &poll.ListingWorker{Listings: &poll.Listings{Store: d.Store, Registry: d.Registry, Policy: tree.Policy,
+		Fetch: poller.Fetch, Logger: d.Logger}})
 	river.AddWorker(workers, plan)
 	var images cover.BrowserImages
 	if tree.Browser != nil {
@@ -377,7 +382,7 @@ func (j *jobs) controls() poll.Controls { return j.queue }
 // console is the Poll as the Owner sees it, in the API and the web console.
 func (j *jobs) console(st *store.Store) *poll.Console {
 	return &poll.Console{Store: st, Registry: j.fetch.Policy.Registry, Controls: j.controls(), Policy: j.policy,
-		Interval: j.interval, Paces: j.fetch.Policy.Paces, Budgets: j.budgets, Fetch: j.fetch.Policy}
+		Interval: j.interval, Paces: j.fetch.Policy.Paces, Budgets: j.budgets, Fetch: j.fetch.Policy, Listings: j.listings}
 }
 
 // StartJobs starts working background jobs on this replica (nothing when

@@ -98,6 +98,14 @@ func TestOwnerPollPagesAreTheOwners(t *testing.T) {
 	require.Equal(t, "1", row.Find(`[data-testid="site-queued"]`).Text(), "omni's Acquisition waits")
 	require.Equal(t, 1, row.Find(`[data-testid="resume"]`).Length())
 	require.Zero(t, r.Doc.Find(`[data-site="demonic"] [data-testid="resume"]`).Length(), "nothing to resume")
+	// A Site with a listing shows its state and why it is not used (this
+	// server's configuration leaves POLL_LISTINGS off); one without shows
+	// none.
+	listing := r.Doc.Find(`[data-site="royalroad"] [data-testid="site-listing"]`)
+	require.Equal(t, 1, listing.Length())
+	require.Equal(t, poll.ListingOff, listing.AttrOr("data-listing", ""))
+	require.Contains(t, listing.Text(), "POLL_LISTINGS is off")
+	require.Zero(t, r.Doc.Find(`[data-site="asura"] [data-testid="site-listing"]`).Length())
 	require.Contains(t, text(r, `[data-testid="policy"]`), "adaptive")
 
 	// Failing: the problem, the body length, the next poll and why.

@@ -49,6 +49,8 @@ type siteRow struct {
 	QueuedPolls int
 	Held        int
 	Reasons     []poll.ReasonCount
+	// Listing is the Site's listing; nil when it has none.
+	Listing *poll.ListingStatus
 	// The forms' actions.
 	ResumePath, PausePath, SettingsPath string
 	// An added Site's definition, its forms' actions (owner_added_sites.go).
@@ -112,7 +114,7 @@ func (u *UI) renderSites(w http.ResponseWriter, r *http.Request, status int, for
 			LastSuccess: u.when(s.LastSuccessAt), LastProblem: s.LastProblem, LastProblemAt: u.when(s.LastProblemAt),
 			Refusals: s.Refusals, RecentPolls: s.RecentPolls, RecentFailed: s.RecentFailed,
 			LastFailure: s.LastFailure, LastFailureAt: u.when(s.LastFailureAt),
-			QueuedPolls: s.QueuedPolls, Held: s.Held, Reasons: s.Reasons,
+			QueuedPolls: s.QueuedPolls, Held: s.Held, Reasons: s.Reasons, Listing: s.Listing,
 			ResumePath: base + "/resume", PausePath: base + "/pause", SettingsPath: base + "/settings",
 		}
 		row.Problem, row.ProblemAt = s.LastProblem, row.LastProblemAt

@@ -1,0 +1,2 @@
+DROP TABLE listing_marks;
+DROP TABLE site_listings;
