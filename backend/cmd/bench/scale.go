@@ -308,6 +308,9 @@ func seedScale(ctx context.Context, st *store.Store) error {
 			WHERE n.rn <= n.want`, []any{scaleHeavy, scaleSeries, scaleMaxOthers}},
 		{"reader counts", `UPDATE series s SET readers = c.n
 			FROM (SELECT series_key, count(*) AS n FROM bookmarks GROUP BY series_key) c WHERE s.key = c.series_key`, nil},
+		// What the trigger on series.cover_address keeps (ADR 0032).
+		{"cover addresses", `INSERT INTO cover_addresses (address)
+			SELECT DISTINCT cover_address FROM series WHERE cover_address <> '' ON CONFLICT DO NOTHING`, nil},
 		{"triggers on", `SET session_replication_role = origin`, nil},
 		{"vacuum", `VACUUM (ANALYZE) readers, reader_lists, api_tokens, series, latest_chapter_history, bookmarks`, nil},
 		{"checkpoint", `CHECKPOINT`, nil},

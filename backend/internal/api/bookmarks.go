@@ -20,7 +20,7 @@ import (
 
 // wireVersion changes when the shape or meaning of a Bookmark object
 // changes, so a cached body from an older server is never revalidated.
-const wireVersion = "1"
+const wireVersion = "2"
 
 func kindParam(r *http.Request) (string, error) {
 	k := r.URL.Query().Get("kind")

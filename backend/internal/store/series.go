@@ -449,3 +449,28 @@ func (s *Store) FailingSeriesList(ctx context.Context, limit int) ([]FailingSeri
 	}
 	return out, nil
 }
+
+// CoverByPrefix returns the one Cover address starting with prefix that a
+// Series names or once named (the short Cover reference, docs/adr/0032):
+// none, or more than one, is ErrNotFound, for the Cover route never guesses.
+// Postgres decides, not the blob store, so the answer is the same whichever
+// store holds the bytes.
+func (s *Store) CoverByPrefix(ctx context.Context, prefix string) (string, error) {
+	// [prefix, prefix+"g") holds exactly the lower-case hex addresses that
+	// start with prefix: 'g' sorts after every hex digit (the key is
+	// COLLATE "C", ordered byte-wise).
+	rows, err := s.db.Query(ctx, `
+		SELECT address FROM cover_addresses WHERE address >= $1 AND address < $2 ORDER BY address LIMIT 2`,
+		prefix, prefix+"g")
+	if err != nil {
+		return "", fmt.Errorf("find cover %s: %w", prefix, err)
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return "", fmt.Errorf("find cover %s: %w", prefix, err)
+	}
+	if len(found) != 1 {
+		return "", ErrNotFound
+	}
+	return found[0], nil
+}
