@@ -34,6 +34,15 @@ const (
 	scaleMaxOthers = 199   // every other Reader holds 1..199, 100 on average
 )
 
+// The scale fixture's options (flags of bench).
+var (
+	// scaleOneSite puts every Series on asura instead of spreading them
+	// over the Sites, so that one planner tick plans 100,000 Series.
+	scaleOneSite bool
+	// scalePlannerOnly seeds and measures the planner ticks alone.
+	scalePlannerOnly bool
+)
+
 // benchScale measures the panel refresh, PUT Progress, the library page, a
 // planner tick, start-up and the database's size at the scale fixture,
 // next to the panel refresh of one Reader with 1,000 Bookmarks alone in a
@@ -67,6 +76,16 @@ func benchScale(ctx context.Context, e *env, clients int, d time.Duration) error
 		return err
 	}
 	fmt.Printf("seeded in %s: %s\n\n", seeded.Round(time.Second), facts)
+	if scalePlannerOnly {
+		ticks, err := plannerTicks(ctx, st)
+		if err != nil {
+			return fmt.Errorf("planner tick: %w", err)
+		}
+		for _, t := range ticks {
+			fmt.Println(t)
+		}
+		return nil
+	}
 
 	heavy, median, putter, err := scaleReaders3(ctx, st)
 	if err != nil {
@@ -243,6 +262,9 @@ func seedScale(ctx context.Context, st *store.Store) error {
 		if n == "asura" {
 			names[0], names[i] = names[i], names[0]
 		}
+	}
+	if scaleOneSite {
+		names = names[:1]
 	}
 	kinds := make([]string, len(names))
 	for i, n := range names {
@@ -421,11 +443,15 @@ func plannerTicks(ctx context.Context, st *store.Store) ([]string, error) {
 	}
 	var out []string
 	start := time.Now()
-	for i, name := range []string{"first tick (every rhythm estimated)", "next tick (rhythms cached)"} {
-		at := start.Add(time.Duration(i) * schedule.DefaultHorizon)
-		lines := &planLines{}
-		plan := &poll.Adaptive{Store: st, Registry: latest.Default(), Planner: schedule.Planner{Interval: time.Hour}, Budgets: budgets,
-			Logger: slog.New(lines), Now: func() time.Time { return at }}
+	at := start
+	lines := &planLines{}
+	// One plan across the ticks, as the leader's plan_polls job keeps one:
+	// what it remembers from a tick (decoded rhythms) serves the next.
+	plan := &poll.Adaptive{Store: st, Registry: latest.Default(), Planner: schedule.Planner{Interval: time.Hour}, Budgets: budgets,
+		Logger: slog.New(lines), Now: func() time.Time { return at }}
+	for i, name := range []string{"first tick (every rhythm estimated)", "next tick (rhythms cached)", "third tick"} {
+		at = start.Add(time.Duration(i) * schedule.DefaultHorizon)
+		lines.reset()
 		t0 := time.Now()
 		n, err := plan.Run(ctx, client)
 		if err != nil {
@@ -435,7 +461,7 @@ func plannerTicks(ctx context.Context, st *store.Store) ([]string, error) {
 		var per []string
 		prev := t0
 		for _, l := range lines.get() {
-			per = append(per, fmt.Sprintf("%s %d Series %s", l.site, l.held, l.at.Sub(prev).Round(time.Millisecond)))
+			per = append(per, fmt.Sprintf("%s %d Series %s (%s)", l.site, l.held, l.at.Sub(prev).Round(time.Millisecond), strings.Join(l.parts, " ")))
 			prev = l.at
 		}
 		out = append(out, fmt.Sprintf("adaptive planner, %s: %s for every Site, %d polls queued; by Site: %s",
@@ -452,15 +478,23 @@ type planLines struct {
 }
 
 type planLine struct {
-	site string
-	held int64
-	at   time.Time
+	site  string
+	held  int64
+	at    time.Time
+	parts []string // where the time went, from the line's *_ms and written
 }
 
 func (h *planLines) init() {
 	if h.mu == nil {
 		h.mu, h.lines = &sync.Mutex{}, &[]planLine{}
 	}
+}
+
+func (h *planLines) reset() {
+	h.init()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	*h.lines = (*h.lines)[:0]
 }
 
 func (h *planLines) get() []planLine {
@@ -481,6 +515,9 @@ func (h *planLines) Handle(_ context.Context, r slog.Record) error {
 	r.Attrs(func(a slog.Attr) bool {
 		if a.Key == "held" {
 			l.held = a.Value.Int64()
+		}
+		if strings.HasSuffix(a.Key, "_ms") || a.Key == "written" {
+			l.parts = append(l.parts, a.Key+"="+a.Value.String())
 		}
 		return true
 	})

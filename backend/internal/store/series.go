@@ -149,7 +149,10 @@ type NextPoll struct {
 }
 
 // SetNextPolls records planned polls in one statement. Bookkeeping only:
-// updated_at does not change.
+// updated_at does not change. A row whose plan is already the one given is
+// not written (IS DISTINCT FROM): no new row version, no WAL, nothing for
+// vacuum; and since no index names next_poll_at (migration 0156), a
+// changed plan is a heap-only update.
 func (s *Store) SetNextPolls(ctx context.Context, plans []NextPoll) error {
 	if len(plans) == 0 {
 		return nil
@@ -163,7 +166,7 @@ func (s *Store) SetNextPolls(ctx context.Context, plans []NextPoll) error {
 	_, err := s.db.Exec(ctx, `
 		UPDATE series s SET next_poll_at = p.at, next_poll_reason = p.reason
 		FROM unnest($1::text[], $2::timestamptz[], $3::text[]) AS p(key, at, reason)
-		WHERE s.key = p.key`, keys, ats, reasons)
+		WHERE s.key = p.key AND (s.next_poll_at IS DISTINCT FROM p.at OR s.next_poll_reason IS DISTINCT FROM p.reason)`, keys, ats, reasons)
 	if err != nil {
 		return fmt.Errorf("record next polls: %w", err)
 	}
