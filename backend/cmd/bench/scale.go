@@ -330,6 +330,11 @@ func seedScale(ctx context.Context, st *store.Store) error {
 			WHERE n.rn <= n.want`, []any{scaleHeavy, scaleSeries, scaleMaxOthers}},
 		{"reader counts", `UPDATE series s SET readers = c.n
 			FROM (SELECT series_key, count(*) AS n FROM bookmarks GROUP BY series_key) c WHERE s.key = c.series_key`, nil},
+		// What the trigger on latest_chapter_history keeps (ADR 0033).
+		{"last changes", `UPDATE series s SET last_change_at = h.first_seen_at, last_change_prev_poll_at = h.prev_poll_at
+			FROM (SELECT DISTINCT ON (series_key) series_key, first_seen_at, prev_poll_at
+			      FROM latest_chapter_history ORDER BY series_key, first_seen_at DESC, id DESC) h
+			WHERE s.key = h.series_key`, nil},
 		// What the trigger on series.cover_address keeps (ADR 0032).
 		{"cover addresses", `INSERT INTO cover_addresses (address)
 			SELECT DISTINCT cover_address FROM series WHERE cover_address <> '' ON CONFLICT DO NOTHING`, nil},

@@ -44,20 +44,16 @@ type Release struct {
 
 // ScheduleCandidates lists the held Series of a Site with what the plan
 // needs of each, by key. It is the plan tick's largest read (every held
-// Series of the Site, 100,000 at the scale fixture), so it reads no rhythm
-// JSON, finds the newest history change by an index-only probe
-// (latest_chapter_history_newest, migration 0156), and sorts in Go rather
-// than in a database sort that spills to disk.
+// Series of the Site, 100,000 at the scale fixture), so it reads one table:
+// no rhythm JSON, the newest history change from the Series row (kept by a
+// trigger, migration 0157), and it sorts in Go rather than in a database
+// sort that spills to disk (docs/adr/0033).
 func (s *Store) ScheduleCandidates(ctx context.Context, site string) ([]ScheduleCandidate, error) {
 	rows, err := s.db.Query(ctx, `
-		SELECT s.key, s.readers, s.created_at, s.last_poll_at, s.next_poll_at, s.hint_at, s.next_poll_reason,
-			s.rhythm_at, h.first_seen_at, h.prev_poll_at
-		FROM series s
-		LEFT JOIN LATERAL (
-			SELECT first_seen_at, prev_poll_at FROM latest_chapter_history
-			WHERE series_key = s.key ORDER BY first_seen_at DESC, id DESC LIMIT 1
-		) h ON true
-		WHERE s.site = $1 AND s.readers > 0 AND s.gone_at IS NULL`, site)
+		SELECT key, readers, created_at, last_poll_at, next_poll_at, hint_at, next_poll_reason,
+			rhythm_at, last_change_at, last_change_prev_poll_at
+		FROM series
+		WHERE site = $1 AND readers > 0 AND gone_at IS NULL`, site)
 	if err != nil {
 		return nil, fmt.Errorf("schedule candidates of %s: %w", site, err)
 	}
@@ -114,7 +110,17 @@ func (s *Store) CachedRhythms(ctx context.Context, keys []string) (map[string]Ca
 
 // HeldSites lists the Sites with at least one held Series, by name.
 func (s *Store) HeldSites(ctx context.Context) ([]string, error) {
-	rows, err := s.db.Query(ctx, `SELECT DISTINCT site FROM series WHERE readers > 0 AND gone_at IS NULL ORDER BY site`)
+	// Walks the Site index from one Site to the next (a handful of probes)
+	// instead of reading every Series: this runs at every plan tick.
+	rows, err := s.db.Query(ctx, `
+		WITH RECURSIVE sites AS (
+			(SELECT site FROM series ORDER BY site LIMIT 1)
+			UNION ALL
+			SELECT (SELECT site FROM series WHERE site > sites.site ORDER BY site LIMIT 1) FROM sites WHERE sites.site IS NOT NULL
+		)
+		SELECT site FROM sites
+		WHERE site IS NOT NULL AND EXISTS (SELECT 1 FROM series WHERE series.site = sites.site AND readers > 0 AND gone_at IS NULL)
+		ORDER BY site`)
 	if err != nil {
 		return nil, fmt.Errorf("held sites: %w", err)
 	}
