@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"strings"
 	"sync"
@@ -146,6 +147,17 @@ type decodedRhythm struct {
 // and at least this often, so a Series whose releases stop drifts to
 // dormant.
 const rhythmMaxAge = 24 * time.Hour
+
+// rhythmMaxAgeOf is one Series' staleness: between half of rhythmMaxAge
+// and all of it, fixed by its key, so that rhythms estimated in one tick
+// (the first plan of a Site, 100,000 at once) are estimated again spread
+// over twelve hours of ticks, not all in one tick a day later (ADR 0033).
+func rhythmMaxAgeOf(key string) time.Duration {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(key))
+	half := rhythmMaxAge / 2
+	return half + time.Duration(h.Sum32()%uint32(half/time.Minute))*time.Minute
+}
 
 // historyWindow is how much Latest Chapter history is read for an
 // estimate; schedule.Estimate looks back 12 weeks.
@@ -475,7 +487,7 @@ func (a *Adaptive) rhythms(ctx context.Context, site string, cands []store.Sched
 	keep := make(map[string]decodedRhythm, len(cands))
 	var stale, unread []int
 	for i, c := range cands {
-		if c.RhythmAt == nil || now.Sub(*c.RhythmAt) >= rhythmMaxAge ||
+		if c.RhythmAt == nil || now.Sub(*c.RhythmAt) >= rhythmMaxAgeOf(c.Key) ||
 			(c.LastChangeAt != nil && c.LastChangeAt.After(*c.RhythmAt)) {
 			stale = append(stale, i)
 			continue
