@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lectern-reader/lectern/backend/internal/blob"
@@ -64,6 +65,8 @@ type Handler struct {
 	Store *blob.Store
 	// Covers resolves short references; nil serves full addresses only.
 	Covers Finder
+
+	found foundCache
 	// Logger receives failures to read the volume; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -137,7 +140,49 @@ func (h *Handler) find(ctx context.Context, prefix string) (string, error) {
 	if h.Covers == nil {
 		return "", store.ErrNotFound
 	}
-	return h.Covers.CoverByPrefix(ctx, prefix)
+	if full, ok := h.found.get(prefix); ok {
+		return full, nil
+	}
+	full, err := h.Covers.CoverByPrefix(ctx, prefix)
+	if err == nil {
+		h.found.put(full)
+	}
+	return full, err
+}
+
+// foundCacheSize bounds the short references a replica remembers: about
+// 100 bytes each.
+const foundCacheSize = 32 << 10
+
+// foundCache remembers short references resolved, so that a panel showing
+// a thousand Covers does not cost a thousand queries each time it opens
+// (docs/adr/0032). A reference that resolved stays right: addresses are
+// immutable and cover_addresses only grows. What it gives up is seeing a
+// second Cover with the same 80-bit prefix arrive later (a chance of about
+// 4·10⁻¹³ at a million Covers): this replica keeps serving the first, to
+// which the reference was handed out, until it forgets. Unknown and
+// ambiguous references are not remembered: they are asked each time.
+type foundCache struct {
+	mu sync.Mutex
+	m  map[string]string // prefix (a substring of the address) → address
+}
+
+func (c *foundCache) get(prefix string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	full, ok := c.m[prefix]
+	return full, ok
+}
+
+func (c *foundCache) put(full string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= foundCacheSize {
+		// Forgetting everything at once keeps this a map: the hot Covers
+		// come back within one panel load.
+		c.m = make(map[string]string, 1024)
+	}
+	c.m[full[:ShortLen]] = full
 }
 
 func (h *Handler) logger() *slog.Logger {
