@@ -277,6 +277,7 @@ func (a *Adaptive) planSite(ctx context.Context, client *river.Client[pgx.Tx], s
 	}
 
 	in := planInputs(cands, rhythms, queued, end)
+	in.from = start
 	decisions, err := a.Planner.Plan(start, schedule.Site{Name: site.Name, PerHour: budget, PausedUntil: paused}, in.series)
 	if err != nil {
 		return 0, err
@@ -309,6 +310,8 @@ type planInput struct {
 	stale map[string][]int64
 	// waiting are the candidates (by index) whose queued poll is their next.
 	waiting []int
+	// from is the start of the horizon planned.
+	from time.Time
 }
 
 // planInputs sorts the candidates of a horizon ending at end. A Series
@@ -372,7 +375,7 @@ func (a *Adaptive) queue(ctx context.Context, client *river.Client[pgx.Tx], cand
 	tidx := make([]int, 0, len(decisions))
 	for k, d := range decisions {
 		c := cands[in.idx[k]]
-		if d.Due || len(in.stale[d.Key]) > 0 || changed(c.NextPollAt, c.NextPollReason, d.At, d.Reason) {
+		if d.Due || len(in.stale[d.Key]) > 0 || moved(in.from, c.NextPollAt, c.NextPollReason, d.At, d.Reason) {
 			todo = append(todo, d)
 			tidx = append(tidx, in.idx[k])
 		}
@@ -474,6 +477,24 @@ func changed(at *time.Time, reason string, nat time.Time, nreason string) bool {
 	}
 	d := at.Sub(nat)
 	return d > time.Minute || d < -time.Minute
+}
+
+// moved reports whether a decision that is not due is written over the
+// stored next poll: when its reason differs, or it moved by more than a
+// minute and by more than a tenth of how far ahead of now it lies. A
+// forecast hours ahead drifts by minutes from one tick to the next as the
+// budget's free slots move; at the scale fixture rewriting it made half of
+// a Site's plans move every tick, for nothing a person would see ("in 5
+// hours" either way). As the forecast nears, the tolerance shrinks, so the
+// stored one is never off by more than a tenth of the wait (ADR 0033).
+func moved(now time.Time, at *time.Time, reason string, nat time.Time, nreason string) bool {
+	if !changed(at, reason, nat, nreason) {
+		return false
+	}
+	if at == nil || reason != nreason {
+		return true
+	}
+	return at.Sub(nat).Abs() > min(at.Sub(now), nat.Sub(now))/10
 }
 
 // rhythms returns each candidate's rhythm: the cached one while fresh

@@ -585,3 +585,33 @@ func TestAdaptiveTickWritesOnlyChangedPlans(t *testing.T) {
 	}
 	require.Positive(t, same, "some plans stay as they were: %v", second)
 }
+
+// A forecast is rewritten when its reason changes, or when it moves by more
+// than a minute and more than a tenth of its distance from now: a poll five
+// hours ahead drifting by three minutes is not rewritten, one ten minutes
+// ahead is.
+func TestMovedForecastTolerance(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *time.Time { v := now.Add(d); return &v }
+	for _, tc := range []struct {
+		name    string
+		stored  *time.Time
+		reason  string
+		next    time.Duration
+		nreason string
+		want    bool
+	}{
+		{"none stored", nil, "", time.Hour, "safety check", true},
+		{"new reason", at(5 * time.Hour), "safety check", 5 * time.Hour, "release window", true},
+		{"same", at(5 * time.Hour), "safety check", 5 * time.Hour, "safety check", false},
+		{"within a minute", at(10 * time.Minute), "safety check", 10*time.Minute + 50*time.Second, "safety check", false},
+		{"3 min of 5 h", at(5 * time.Hour), "safety check", 5*time.Hour + 3*time.Minute, "safety check", false},
+		{"40 min of 5 h", at(5 * time.Hour), "safety check", 5*time.Hour + 40*time.Minute, "safety check", true},
+		{"3 min of 10 min", at(10 * time.Minute), "safety check", 13 * time.Minute, "safety check", true},
+		{"brought forward a lot", at(5 * time.Hour), "safety check", 20 * time.Minute, "safety check", true},
+		{"stored one overdue", at(-5 * time.Minute), "safety check", 3 * time.Minute, "safety check", true},
+	} {
+		require.Equal(t, tc.want, moved(now, tc.stored, tc.reason, now.Add(tc.next), tc.nreason), tc.name)
+	}
+}
