@@ -4,7 +4,7 @@
 // in-process on loopback, and Go's http.FileServer as the reference.
 //
 //	bench [-d 10s] [-c 32] bookmarks
-//	bench [-d 10s] [-c 32] scale
+//	bench [-d 10s] [-c 32] [-one-site] [-planner-only] scale
 //	bench archive
 //	bench [-n 1000] polls
 //	bench [-n 200] gate
@@ -43,6 +43,8 @@ func main() {
 	dur := flag.Duration("d", 10*time.Second, "duration of each scenario")
 	clients := flag.Int("c", 32, "concurrent keep-alive clients")
 	count := flag.Int("n", 0, "polls (polls, default 1000) or requests (gate, default 200; pacing, per gate, default 500)")
+	flag.BoolVar(&scaleOneSite, "one-site", false, "scale: every Series on one Site (asura), so the planner tick is measured for a 100,000-Series Site")
+	flag.BoolVar(&scalePlannerOnly, "planner-only", false, "scale: seed, then measure only the planner ticks")
 	flag.Parse()
 	ctx := context.Background()
 	what := flag.Arg(0)
@@ -161,6 +163,11 @@ func (e *env) emptyDatabase(ctx context.Context) (string, error) {
 
 func (e *env) close() {
 	ctx := context.Background()
+	if os.Getenv("BENCH_KEEP_DATABASES") != "" && e.cluster == nil {
+		// For a look at the fixture afterwards (psql, EXPLAIN).
+		fmt.Fprintln(os.Stderr, "bench: kept databases:", strings.Join(e.dbs, ", "))
+		return
+	}
 	if conn, err := pgx.Connect(ctx, e.serverURL); err == nil {
 		for _, db := range e.dbs {
 			_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)")

@@ -22,7 +22,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/lectern-reader/lectern/backend/internal/cover"
 	"github.com/lectern-reader/lectern/backend/internal/credential"
+	"github.com/lectern-reader/lectern/backend/internal/imagetype"
 	"github.com/lectern-reader/lectern/backend/internal/loadgen"
 	"github.com/lectern-reader/lectern/backend/internal/store"
 )
@@ -274,7 +276,8 @@ func mixedRequest(i int, base string, r mixedReader, rng *rand.Rand, covers []st
 		req.Header.Set("Content-Type", "application/json")
 		return req, []int{200}
 	case 2:
-		req, _ := http.NewRequest("GET", base+"/covers/"+covers[rng.IntN(len(covers))]+".jpg", nil)
+		// The short reference, as the panel's list names Covers (ADR 0032).
+		req, _ := http.NewRequest("GET", cover.ShortURL(base, covers[rng.IntN(len(covers))], imagetype.TypeJPEG), nil)
 		return req, []int{200}
 	default:
 		req, _ := http.NewRequest("GET", base+"/library/manga", nil)

@@ -34,6 +34,15 @@ const (
 	scaleMaxOthers = 199   // every other Reader holds 1..199, 100 on average
 )
 
+// The scale fixture's options (flags of bench).
+var (
+	// scaleOneSite puts every Series on asura instead of spreading them
+	// over the Sites, so that one planner tick plans 100,000 Series.
+	scaleOneSite bool
+	// scalePlannerOnly seeds and measures the planner ticks alone.
+	scalePlannerOnly bool
+)
+
 // benchScale measures the panel refresh, PUT Progress, the library page, a
 // planner tick, start-up and the database's size at the scale fixture,
 // next to the panel refresh of one Reader with 1,000 Bookmarks alone in a
@@ -67,6 +76,16 @@ func benchScale(ctx context.Context, e *env, clients int, d time.Duration) error
 		return err
 	}
 	fmt.Printf("seeded in %s: %s\n\n", seeded.Round(time.Second), facts)
+	if scalePlannerOnly {
+		ticks, err := plannerTicks(ctx, st)
+		if err != nil {
+			return fmt.Errorf("planner tick: %w", err)
+		}
+		for _, t := range ticks {
+			fmt.Println(t)
+		}
+		return nil
+	}
 
 	heavy, median, putter, err := scaleReaders3(ctx, st)
 	if err != nil {
@@ -244,6 +263,9 @@ func seedScale(ctx context.Context, st *store.Store) error {
 			names[0], names[i] = names[i], names[0]
 		}
 	}
+	if scaleOneSite {
+		names = names[:1]
+	}
 	kinds := make([]string, len(names))
 	for i, n := range names {
 		s, _ := reg.Lookup(n)
@@ -308,6 +330,14 @@ func seedScale(ctx context.Context, st *store.Store) error {
 			WHERE n.rn <= n.want`, []any{scaleHeavy, scaleSeries, scaleMaxOthers}},
 		{"reader counts", `UPDATE series s SET readers = c.n
 			FROM (SELECT series_key, count(*) AS n FROM bookmarks GROUP BY series_key) c WHERE s.key = c.series_key`, nil},
+		// What the trigger on latest_chapter_history keeps (ADR 0033).
+		{"last changes", `UPDATE series s SET last_change_at = h.first_seen_at, last_change_prev_poll_at = h.prev_poll_at
+			FROM (SELECT DISTINCT ON (series_key) series_key, first_seen_at, prev_poll_at
+			      FROM latest_chapter_history ORDER BY series_key, first_seen_at DESC, id DESC) h
+			WHERE s.key = h.series_key`, nil},
+		// What the trigger on series.cover_address keeps (ADR 0032).
+		{"cover addresses", `INSERT INTO cover_addresses (address)
+			SELECT DISTINCT cover_address FROM series WHERE cover_address <> '' ON CONFLICT DO NOTHING`, nil},
 		{"triggers on", `SET session_replication_role = origin`, nil},
 		{"vacuum", `VACUUM (ANALYZE) readers, reader_lists, api_tokens, series, latest_chapter_history, bookmarks`, nil},
 		{"checkpoint", `CHECKPOINT`, nil},
@@ -418,11 +448,15 @@ func plannerTicks(ctx context.Context, st *store.Store) ([]string, error) {
 	}
 	var out []string
 	start := time.Now()
-	for i, name := range []string{"first tick (every rhythm estimated)", "next tick (rhythms cached)"} {
-		at := start.Add(time.Duration(i) * schedule.DefaultHorizon)
-		lines := &planLines{}
-		plan := &poll.Adaptive{Store: st, Registry: latest.Default(), Planner: schedule.Planner{Interval: time.Hour}, Budgets: budgets,
-			Logger: slog.New(lines), Now: func() time.Time { return at }}
+	at := start
+	lines := &planLines{}
+	// One plan across the ticks, as the leader's plan_polls job keeps one:
+	// what it remembers from a tick (decoded rhythms) serves the next.
+	plan := &poll.Adaptive{Store: st, Registry: latest.Default(), Planner: schedule.Planner{Interval: time.Hour}, Budgets: budgets,
+		Logger: slog.New(lines), Now: func() time.Time { return at }}
+	for i, name := range []string{"first tick (every rhythm estimated)", "next tick (rhythms cached)", "third tick"} {
+		at = start.Add(time.Duration(i) * schedule.DefaultHorizon)
+		lines.reset()
 		t0 := time.Now()
 		n, err := plan.Run(ctx, client)
 		if err != nil {
@@ -432,7 +466,7 @@ func plannerTicks(ctx context.Context, st *store.Store) ([]string, error) {
 		var per []string
 		prev := t0
 		for _, l := range lines.get() {
-			per = append(per, fmt.Sprintf("%s %d Series %s", l.site, l.held, l.at.Sub(prev).Round(time.Millisecond)))
+			per = append(per, fmt.Sprintf("%s %d Series %s (%s)", l.site, l.held, l.at.Sub(prev).Round(time.Millisecond), strings.Join(l.parts, " ")))
 			prev = l.at
 		}
 		out = append(out, fmt.Sprintf("adaptive planner, %s: %s for every Site, %d polls queued; by Site: %s",
@@ -449,15 +483,23 @@ type planLines struct {
 }
 
 type planLine struct {
-	site string
-	held int64
-	at   time.Time
+	site  string
+	held  int64
+	at    time.Time
+	parts []string // where the time went, from the line's *_ms and written
 }
 
 func (h *planLines) init() {
 	if h.mu == nil {
 		h.mu, h.lines = &sync.Mutex{}, &[]planLine{}
 	}
+}
+
+func (h *planLines) reset() {
+	h.init()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	*h.lines = (*h.lines)[:0]
 }
 
 func (h *planLines) get() []planLine {
@@ -478,6 +520,9 @@ func (h *planLines) Handle(_ context.Context, r slog.Record) error {
 	r.Attrs(func(a slog.Attr) bool {
 		if a.Key == "held" {
 			l.held = a.Value.Int64()
+		}
+		if strings.HasSuffix(a.Key, "_ms") || a.Key == "written" {
+			l.parts = append(l.parts, a.Key+"="+a.Value.String())
 		}
 		return true
 	})

@@ -42,6 +42,7 @@ type API struct {
 	ListCache *ListCache
 
 	listFlight singleflight.Group
+	tokens     tokenReads
 }
 
 // Routes returns the /api router.

@@ -22,7 +22,7 @@ func (a *API) authenticate(next http.Handler) http.Handler {
 			face.WriteError(w, http.StatusUnauthorized, "missing bearer token: send Authorization: Bearer <token> (create one in the web UI under Settings, or with 'lectern token new')")
 			return
 		}
-		reader, err := a.Store.ReaderByToken(r.Context(), credential.HashSecret(token))
+		reader, err := a.tokens.read(r.Context(), a.Store, credential.HashSecret(token))
 		// An unknown or revoked token is a credential that fails (401), not
 		// the 404 that store.ErrNotFound answers elsewhere.
 		if errors.Is(err, store.ErrNotFound) {

@@ -20,7 +20,7 @@ import (
 
 // wireVersion changes when the shape or meaning of a Bookmark object
 // changes, so a cached body from an older server is never revalidated.
-// 2: Works (the work_* fields, gone, gone_reason).
+// 2: Works (the work_* fields, gone, gone_reason) and short Cover references.
 const wireVersion = "2"
 
 func kindParam(r *http.Request) (string, error) {

@@ -195,7 +195,8 @@ func TestRefreshFollowsEveryChangeAtOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, changedCover)
 	list = changed("a Cover arrived")
-	require.Contains(t, *list[seriesKey(0)].Cover, addr)
+	// The list names it by its short reference (docs/adr/0032).
+	require.Contains(t, *list[seriesKey(0)].Cover, "/covers/"+addr[:20]+".webp")
 
 	// Another device's PUT.
 	require.Equal(t, http.StatusOK, b.Do("PUT", "/api/bookmarks/"+seriesKey(1), laptop, seriesPut(1, 4)).Code)

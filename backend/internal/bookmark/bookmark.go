@@ -323,7 +323,7 @@ func (l *Service) Wire(b store.Bookmark) Bookmark {
 		Kind:                b.Kind,
 		Title:               b.Title,
 		SeriesURL:           b.SeriesURL,
-		Cover:               cover.URL(l.BaseURL, b.CoverAddress, b.CoverType),
+		Cover:               cover.ShortURL(l.BaseURL, b.CoverAddress, b.CoverType),
 		Chapter:             b.Chapter,
 		ChapterNumber:       b.ChapterNumber,
 		ChapterURL:          b.ChapterURL,

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -127,12 +129,38 @@ type Adaptive struct {
 	// Listings is POLL_LISTINGS: a Site with a listing is planned around
 	// it (listing.go).
 	Listings bool
+
+	// decoded keeps, per Site, the rhythms the last tick used, by Series
+	// key, with the rhythm_at they were cached at: a tick reads and decodes
+	// only the rhythms estimated since (docs/adr/0033). It is a copy of
+	// Postgres' cache, exact because rhythm_at names the estimate, so a
+	// plan run by another replica in between costs a read, never a stale
+	// rhythm.
+	decodedMu sync.Mutex
+	decoded   map[string]map[string]decodedRhythm
+}
+
+// decodedRhythm is a rhythm the plan decoded, and its rhythm_at.
+type decodedRhythm struct {
+	at time.Time
+	r  *schedule.Rhythm
 }
 
 // Staleness of a cached rhythm: it is estimated again after a new release
 // and at least this often, so a Series whose releases stop drifts to
 // dormant.
 const rhythmMaxAge = 24 * time.Hour
+
+// rhythmMaxAgeOf is one Series' staleness: between half of rhythmMaxAge
+// and all of it, fixed by its key, so that rhythms estimated in one tick
+// (the first plan of a Site, 100,000 at once) are estimated again spread
+// over twelve hours of ticks, not all in one tick a day later (ADR 0033).
+func rhythmMaxAgeOf(key string) time.Duration {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(key))
+	half := rhythmMaxAge / 2
+	return half + time.Duration(h.Sum32()%uint32(half/time.Minute))*time.Minute
+}
 
 // historyWindow is how much Latest Chapter history is read for an
 // estimate; schedule.Estimate looks back 12 weeks.
@@ -234,21 +262,25 @@ const intervalJobReason = "schedule"
 func (a *Adaptive) planSite(ctx context.Context, client *river.Client[pgx.Tx], site *latest.Site, start time.Time,
 	state store.SiteState, queued map[string][]store.QueuedPoll, budget int) (int, error) {
 	log := a.log().With("site", site.Name)
+	t0 := time.Now()
 	cands, err := a.Store.ScheduleCandidates(ctx, site.Name)
 	if err != nil || len(cands) == 0 {
 		return 0, err
 	}
 	end := start.Add(a.horizon())
-	rhythms, err := a.rhythms(ctx, cands, start)
+	t1 := time.Now()
+	rhythms, err := a.rhythms(ctx, site.Name, cands, start)
 	if err != nil {
 		return 0, err
 	}
+	t2 := time.Now()
 	var paused time.Time
 	if until, ok := state.Paused(start); ok {
 		paused = until
 	}
 
 	in := planInputs(cands, rhythms, queued, end)
+	in.from = start
 	// The Site's listing, when it has one, takes its share of the budget
 	// and marks the Series it shows (listing.go).
 	if budget, err = a.listingPlan(ctx, client, site, start, budget, &in, len(cands)); err != nil {
@@ -258,6 +290,7 @@ func (a *Adaptive) planSite(ctx context.Context, client *river.Client[pgx.Tx], s
 	if err != nil {
 		return 0, err
 	}
+	t3 := time.Now()
 	n, err := a.queue(ctx, client, cands, in, decisions)
 	if err != nil {
 		return n.queued, err
@@ -267,7 +300,10 @@ func (a *Adaptive) planSite(ctx context.Context, client *river.Client[pgx.Tx], s
 	}
 	log.InfoContext(ctx, "planned polls", "from", start, "to", end, "held", len(cands), "planned", len(in.series),
 		"waiting", len(in.waiting), "due", n.due, "queued", n.queued, "polled_meanwhile", n.raced,
-		"replaced", n.cancelled, "budget_per_hour", budget, "paused", !paused.IsZero())
+		"replaced", n.cancelled, "budget_per_hour", budget, "paused", !paused.IsZero(), "written", n.written,
+		// Where the tick's time went, for the Owner and `bench scale`.
+		"read_ms", t1.Sub(t0).Milliseconds(), "rhythms_ms", t2.Sub(t1).Milliseconds(),
+		"plan_ms", t3.Sub(t2).Milliseconds(), "write_ms", time.Since(t3).Milliseconds())
 	return n.queued, nil
 }
 
@@ -282,6 +318,8 @@ type planInput struct {
 	stale map[string][]int64
 	// waiting are the candidates (by index) whose queued poll is their next.
 	waiting []int
+	// from is the start of the horizon planned.
+	from time.Time
 }
 
 // planInputs sorts the candidates of a horizon ending at end. A Series
@@ -330,18 +368,31 @@ func planInputs(cands []store.ScheduleCandidate, rhythms []*schedule.Rhythm, que
 // their Series was polled meanwhile, decisions due, and interval polls
 // replaced.
 type queueCounts struct {
-	queued, raced, due, cancelled int
+	queued, raced, due, cancelled, written int
 }
 
 // queue queues the due decisions and records the decisions that moved, in
 // one transaction per batch. decisions are in the order of in.series.
 func (a *Adaptive) queue(ctx context.Context, client *river.Client[pgx.Tx], cands []store.ScheduleCandidate, in planInput,
 	decisions []schedule.Decision) (queueCounts, error) {
+	// Only the decisions that do something are locked and written: due,
+	// replacing an interval poll, or moved (changed). At 100,000 Series most
+	// decisions are none of these, and locking them cost more than the
+	// plan itself (docs/adr/0033).
+	todo := make([]schedule.Decision, 0, len(decisions))
+	tidx := make([]int, 0, len(decisions))
+	for k, d := range decisions {
+		c := cands[in.idx[k]]
+		if d.Due || len(in.stale[d.Key]) > 0 || moved(in.from, c.NextPollAt, c.NextPollReason, d.At, d.Reason) {
+			todo = append(todo, d)
+			tidx = append(tidx, in.idx[k])
+		}
+	}
 	var n queueCounts
-	for from := 0; from < len(decisions); from += planBatch {
-		to := min(from+planBatch, len(decisions))
+	for from := 0; from < len(todo); from += adaptiveBatch {
+		to := min(from+adaptiveBatch, len(todo))
 		err := a.Store.InTx(ctx, func(tx *store.Store) error {
-			return queueBatch(ctx, client, tx, cands, in.stale, decisions[from:to], in.idx[from:to], &n)
+			return queueBatch(ctx, client, tx, cands, in.stale, todo[from:to], tidx[from:to], &n)
 		})
 		if err != nil {
 			return n, fmt.Errorf("queue: %w", err)
@@ -349,6 +400,11 @@ func (a *Adaptive) queue(ctx context.Context, client *river.Client[pgx.Tx], cand
 	}
 	return n, nil
 }
+
+// adaptiveBatch bounds one transaction of the adaptive plan's writes: few
+// enough row locks to keep a poll's wait for one short, enough rows to
+// spread each commit over many.
+const adaptiveBatch = 2000
 
 // queueBatch queues one batch of decisions inside tx, under the Series'
 // row locks; bidx holds each decision's index in the candidates.
@@ -388,6 +444,7 @@ func queueBatch(ctx context.Context, client *river.Client[pgx.Tx], tx *store.Sto
 			next = append(next, store.NextPoll{Key: d.Key, At: d.At, Reason: d.Reason})
 		}
 	}
+	n.written += len(next)
 	if len(params) > 0 {
 		res, err := client.InsertManyTx(ctx, tx.Tx(), params)
 		if err != nil {
@@ -430,34 +487,103 @@ func changed(at *time.Time, reason string, nat time.Time, nreason string) bool {
 	return d > time.Minute || d < -time.Minute
 }
 
-// rhythms returns each candidate's rhythm: the cached one while fresh,
-// else estimated again from its Latest Chapter history (and cached).
-func (a *Adaptive) rhythms(ctx context.Context, cands []store.ScheduleCandidate, now time.Time) ([]*schedule.Rhythm, error) {
+// moved reports whether a decision that is not due is written over the
+// stored next poll: when its reason differs, or it moved by more than a
+// minute and by more than a tenth of how far ahead of now it lies. A
+// forecast hours ahead drifts by minutes from one tick to the next as the
+// budget's free slots move; at the scale fixture rewriting it made half of
+// a Site's plans move every tick, for nothing a person would see ("in 5
+// hours" either way). As the forecast nears, the tolerance shrinks, so the
+// stored one is never off by more than a tenth of the wait (ADR 0033).
+func moved(now time.Time, at *time.Time, reason string, nat time.Time, nreason string) bool {
+	if !changed(at, reason, nat, nreason) {
+		return false
+	}
+	if at == nil || reason != nreason {
+		return true
+	}
+	return at.Sub(nat).Abs() > min(at.Sub(now), nat.Sub(now))/10
+}
+
+// rhythms returns each candidate's rhythm: the cached one while fresh
+// (decoded by an earlier tick, else read from Postgres and decoded), else
+// estimated again from its Latest Chapter history (and cached).
+func (a *Adaptive) rhythms(ctx context.Context, site string, cands []store.ScheduleCandidate, now time.Time) ([]*schedule.Rhythm, error) {
 	out := make([]*schedule.Rhythm, len(cands))
-	var stale []int
+	a.decodedMu.Lock()
+	known := a.decoded[site]
+	a.decodedMu.Unlock()
+	keep := make(map[string]decodedRhythm, len(cands))
+	var stale, unread []int
 	for i, c := range cands {
-		if c.Rhythm != nil && c.RhythmAt != nil && now.Sub(*c.RhythmAt) < rhythmMaxAge &&
-			(c.LastChangeAt == nil || !c.LastChangeAt.After(*c.RhythmAt)) {
+		if c.RhythmAt == nil || now.Sub(*c.RhythmAt) >= rhythmMaxAgeOf(c.Key) ||
+			(c.LastChangeAt != nil && c.LastChangeAt.After(*c.RhythmAt)) {
+			stale = append(stale, i)
+			continue
+		}
+		if d, ok := known[c.Key]; ok && d.at.Equal(*c.RhythmAt) {
+			out[i] = d.r
+			keep[c.Key] = d
+			continue
+		}
+		unread = append(unread, i)
+	}
+	if len(unread) > 0 {
+		keys := make([]string, len(unread))
+		for j, i := range unread {
+			keys[j] = cands[i].Key
+		}
+		cached, err := a.Store.CachedRhythms(ctx, keys)
+		if err != nil {
+			return nil, err
+		}
+		for _, i := range unread {
+			c := cands[i]
+			cr, ok := cached[c.Key]
 			var r schedule.Rhythm
-			if err := json.Unmarshal(c.Rhythm, &r); err == nil {
-				out[i] = &r
+			if !ok || !cr.At.Equal(*c.RhythmAt) || json.Unmarshal(cr.Rhythm, &r) != nil {
+				// Estimated again since the candidates were read, or
+				// unreadable: estimate it here.
+				stale = append(stale, i)
 				continue
 			}
+			out[i] = &r
+			keep[c.Key] = decodedRhythm{at: cr.At, r: &r}
 		}
-		stale = append(stale, i)
 	}
-	if len(stale) == 0 {
-		return out, nil
+	if len(stale) > 0 {
+		if err := a.estimate(ctx, cands, stale, now, out, keep); err != nil {
+			return nil, err
+		}
 	}
+	// Only this tick's candidates are kept: a Series no longer held, or
+	// gone, leaves memory with its tick.
+	a.decodedMu.Lock()
+	if a.decoded == nil {
+		a.decoded = map[string]map[string]decodedRhythm{}
+	}
+	a.decoded[site] = keep
+	a.decodedMu.Unlock()
+	return out, nil
+}
+
+// estimate estimates the rhythms of cands[stale] from their history at now
+// into out, caches them in Postgres, and remembers them in keep.
+func (a *Adaptive) estimate(ctx context.Context, cands []store.ScheduleCandidate, stale []int, now time.Time,
+	out []*schedule.Rhythm, keep map[string]decodedRhythm) error {
 	keys := make([]string, len(stale))
 	for j, i := range stale {
 		keys[j] = cands[i].Key
 	}
 	hist, err := a.Store.ReleaseHistory(ctx, keys, now.Add(-historyWindow))
 	if err != nil {
-		return nil, err
+		return err
 	}
+	// rhythm_at as Postgres keeps it (microseconds), so the next tick
+	// knows the estimate it reads back.
+	at := now.Truncate(time.Microsecond)
 	recs := make([]store.RhythmRecord, 0, len(stale))
+	estimated := make(map[string]decodedRhythm, len(stale))
 	for _, i := range stale {
 		c := cands[i]
 		rel := make([]schedule.Release, len(hist[c.Key]))
@@ -471,9 +597,16 @@ func (a *Adaptive) rhythms(ctx context.Context, cands []store.ScheduleCandidate,
 			a.log().WarnContext(ctx, "rhythm not cached", "series", c.Key, "err", err)
 			continue
 		}
-		recs = append(recs, store.RhythmRecord{Key: c.Key, Rhythm: raw, At: now})
+		recs = append(recs, store.RhythmRecord{Key: c.Key, Rhythm: raw, At: at})
+		estimated[c.Key] = decodedRhythm{at: at, r: &r}
 	}
-	return out, a.Store.SetRhythms(ctx, recs)
+	if err := a.Store.SetRhythms(ctx, recs); err != nil {
+		return err
+	}
+	for k, d := range estimated {
+		keep[k] = d
+	}
+	return nil
 }
 
 // DescribeRhythm renders a cached rhythm (series.rhythm) for people:

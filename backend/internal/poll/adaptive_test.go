@@ -522,3 +522,96 @@ func TestAdaptivePlanOnRiver(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, schedule.KindUnknown, kind, desc)
 }
+
+// A tick writes, and locks, only the plans that changed: a Series whose next
+// poll stays as it was keeps its row version untouched (xmin: no new
+// version; xmax: no row lock), so a tick over 100,000 Series costs writes in
+// proportion to what moved (docs/adr/0033).
+func TestAdaptiveTickWritesOnlyChangedPlans(t *testing.T) {
+	t.Parallel()
+	monday := nextMonday(9)
+	tuesday := monday.Add(29 * time.Hour) // Tuesday 14:00
+	s := newAdaptiveSim(t, monday, 1800)
+	var keys []string
+	for i := range 12 {
+		var seen []time.Time
+		for w := 8; w >= 1; w-- {
+			seen = append(seen, tuesday.Add(-time.Duration(w)*7*24*time.Hour+time.Duration(i)*time.Minute))
+		}
+		keys = append(keys, s.series(fmt.Sprintf("weekly-%d", i), 1+i%3, monday.Add(-9*7*24*time.Hour), monday.Add(-30*time.Minute), seen))
+	}
+	// Series with no history: planned at the interval, due within the
+	// horizon.
+	for i := range 4 {
+		keys = append(keys, s.series(fmt.Sprintf("new-%d", i), 1, monday.Add(-time.Hour), monday.Add(-50*time.Minute), nil))
+	}
+
+	type row struct {
+		xmin, xmax string
+		at         *time.Time
+		reason     string
+	}
+	rows := func() map[string]row {
+		out := map[string]row{}
+		for _, k := range keys {
+			var r row
+			require.NoError(t, s.e.st.Pool.QueryRow(context.Background(),
+				`SELECT xmin::text, xmax::text, next_poll_at, next_poll_reason FROM series WHERE key = $1`, k).
+				Scan(&r.xmin, &r.xmax, &r.at, &r.reason))
+			out[k] = r
+		}
+		return out
+	}
+	_, err := s.a.Run(context.Background(), s.e.client)
+	require.NoError(t, err)
+	first := rows()
+	for k, r := range first {
+		require.NotNil(t, r.at, "%s is planned by the first tick", k)
+	}
+
+	// The next horizon, nothing polled meanwhile.
+	s.now = s.now.Add(schedule.DefaultHorizon)
+	_, err = s.a.Run(context.Background(), s.e.client)
+	require.NoError(t, err)
+	second := rows()
+	same := 0
+	for _, k := range keys {
+		a, b := first[k], second[k]
+		if a.reason == b.reason && a.at.Equal(*b.at) {
+			same++
+			require.Equal(t, a.xmin, b.xmin, "%s: an unchanged plan is not written", k)
+			require.Equal(t, a.xmax, b.xmax, "%s: an unchanged plan is not locked", k)
+		}
+	}
+	require.Positive(t, same, "some plans stay as they were: %v", second)
+}
+
+// A forecast is rewritten when its reason changes, or when it moves by more
+// than a minute and more than a tenth of its distance from now: a poll five
+// hours ahead drifting by three minutes is not rewritten, one ten minutes
+// ahead is.
+func TestMovedForecastTolerance(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *time.Time { v := now.Add(d); return &v }
+	for _, tc := range []struct {
+		name    string
+		stored  *time.Time
+		reason  string
+		next    time.Duration
+		nreason string
+		want    bool
+	}{
+		{"none stored", nil, "", time.Hour, "safety check", true},
+		{"new reason", at(5 * time.Hour), "safety check", 5 * time.Hour, "release window", true},
+		{"same", at(5 * time.Hour), "safety check", 5 * time.Hour, "safety check", false},
+		{"within a minute", at(10 * time.Minute), "safety check", 10*time.Minute + 50*time.Second, "safety check", false},
+		{"3 min of 5 h", at(5 * time.Hour), "safety check", 5*time.Hour + 3*time.Minute, "safety check", false},
+		{"40 min of 5 h", at(5 * time.Hour), "safety check", 5*time.Hour + 40*time.Minute, "safety check", true},
+		{"3 min of 10 min", at(10 * time.Minute), "safety check", 13 * time.Minute, "safety check", true},
+		{"brought forward a lot", at(5 * time.Hour), "safety check", 20 * time.Minute, "safety check", true},
+		{"stored one overdue", at(-5 * time.Minute), "safety check", 3 * time.Minute, "safety check", true},
+	} {
+		require.Equal(t, tc.want, moved(now, tc.stored, tc.reason, now.Add(tc.next), tc.nreason), tc.name)
+	}
+}

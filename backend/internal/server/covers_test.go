@@ -115,21 +115,31 @@ func TestCoverRouteServesOnlyWhatWasStored(t *testing.T) {
 	key := mustResolve(t, orvURL).Key
 	require.Equal(t, http.StatusCreated, b.Do("PUT", "/api/bookmarks/"+key, tok, putBody("asura", orvURL, "Chapter 1")).Code)
 	apptest.Eventually(t, "the Cover lands", func() bool { return *b.Bookmark(tok, key).Cover != "" })
+	// The Bookmark names the Cover by its short reference (ADR 0032); the
+	// Series row holds the full address, and both URLs serve it.
 	stored := strings.TrimPrefix(*b.Bookmark(tok, key).Cover, testBase+"/covers/")
-	address := strings.TrimSuffix(stored, ".png")
+	short := strings.TrimSuffix(stored, ".png")
+	series, err := b.Store.SeriesByKey(context.Background(), key)
+	require.NoError(t, err)
+	address := series.CoverAddress
 	require.True(t, blob.ValidAddress(address))
+	require.Equal(t, address[:20], short)
 
-	r := b.Do("GET", "/covers/"+stored, "", nil)
-	require.Equal(t, http.StatusOK, r.Code)
-	require.Equal(t, "public, max-age=31536000, immutable", r.Header.Get("Cache-Control"))
-	require.Equal(t, "nosniff", r.Header.Get("X-Content-Type-Options"))
-	require.Equal(t, "cross-origin", r.Header.Get("Cross-Origin-Resource-Policy"))
+	for _, path := range []string{"/covers/" + stored, "/covers/" + address + ".png"} {
+		r := b.Do("GET", path, "", nil)
+		require.Equal(t, http.StatusOK, r.Code, path)
+		require.Equal(t, `"`+address+`"`, r.Header.Get("ETag"), path)
+		require.Equal(t, "public, max-age=31536000, immutable", r.Header.Get("Cache-Control"))
+		require.Equal(t, "nosniff", r.Header.Get("X-Content-Type-Options"))
+		require.Equal(t, "cross-origin", r.Header.Get("Cross-Origin-Resource-Policy"))
+	}
 
 	never := strings.Repeat("0", 64)
 	for _, path := range []string{
 		"/covers/" + never,
 		"/covers/" + never + ".png",
 		"/covers/" + address + ".jpg", // stored, but not as a JPEG
+		"/covers/" + short + ".jpg",
 		"/covers/" + strings.ToUpper(address),
 		"/covers/..%2f..%2fgo.mod",
 		"/covers/%2e%2e%2f%2e%2e%2fetc%2fpasswd",

@@ -95,6 +95,18 @@ func (s *Server) observeHTTP(next http.Handler) http.Handler {
 				level = slog.LevelError
 			case status < 400 && quietRoutes[route]:
 				level = slog.LevelDebug
+			case status == http.StatusNotModified:
+				// A panel refresh that changed nothing: the most frequent
+				// request, and the least eventful.
+				level = slog.LevelDebug
+			}
+			if !s.log.Enabled(ctx, level) {
+				// Not written: not built either (a 304 costs little
+				// else).
+				if p != nil {
+					panic(p)
+				}
+				return
 			}
 			attrs := []slog.Attr{
 				slog.String("method", r.Method),

@@ -372,3 +372,36 @@ func TestJobMetricsAfterRealPolls(t *testing.T) {
 		require.NotContains(t, x.Labels["host"], "cdn.", "an image host outside the registry became a label: %s", x)
 	}
 }
+
+// A panel refresh that changed nothing (a 304) is logged at debug: written
+// when debug is on, neither written nor built at info, while a full body
+// stays at info.
+func TestNotModifiedRefreshIsLoggedAtDebug(t *testing.T) {
+	t.Parallel()
+	for _, level := range []slog.Level{slog.LevelDebug, slog.LevelInfo} {
+		var logs lockedBuffer
+		logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: level}))
+		app := apptest.New(t, apptest.Options{Logger: logger})
+		tok := app.Token("ann", false)
+		r := app.Do("PUT", "/api/bookmarks/asura:solo-leveling", tok,
+			map[string]any{"site": "asura", "series_url": "https://asuracomic.net/series/solo-leveling", "chapter": "Chapter 1"})
+		require.Equal(t, http.StatusCreated, r.Code)
+		full := app.Do("GET", "/api/bookmarks", tok, nil)
+		require.Equal(t, http.StatusOK, full.Code)
+		nm := app.Do("GET", "/api/bookmarks", tok, nil, "If-None-Match", full.Header.Get("ETag"))
+		require.Equal(t, http.StatusNotModified, nm.Code)
+
+		byStatus := map[float64][]string{}
+		for _, l := range logs.lines(t) {
+			if l["msg"] == "request" && l["path"] == "/api/bookmarks" && l["method"] == "GET" {
+				byStatus[l["status"].(float64)] = append(byStatus[l["status"].(float64)], l["level"].(string))
+			}
+		}
+		require.Equal(t, []string{"INFO"}, byStatus[200], "level %s", level)
+		if level == slog.LevelDebug {
+			require.Equal(t, []string{"DEBUG"}, byStatus[304])
+		} else {
+			require.Empty(t, byStatus[304])
+		}
+	}
+}

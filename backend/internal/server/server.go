@@ -146,6 +146,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	r.Mount("/api", a.Routes())
 	// Public by design (docs/adr/0007): an <img> carries no credential.
 	covers := cover.NewHandler(d.Blobs.Covers)
+	covers.Covers = d.Store
 	covers.Logger = d.Logger
 	r.Handle("/covers/{address}", covers)
 	ui, err := web.New(web.Deps{Config: d.Config, Store: d.Store, Library: s.library, Logger: d.Logger, Version: d.Version,

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -21,8 +23,10 @@ type ScheduleCandidate struct {
 	CreatedAt                      time.Time
 	LastPollAt, NextPollAt, HintAt *time.Time
 	NextPollReason                 string
-	// Rhythm is the cached schedule.Rhythm (JSON), estimated at RhythmAt.
-	Rhythm   []byte
+	// RhythmAt is when the cached schedule.Rhythm was estimated (nil:
+	// none). The rhythm itself is not read with the candidates: the plan
+	// keeps the ones it decoded, and reads only the others
+	// (CachedRhythms).
 	RhythmAt *time.Time
 	// LastChangeAt is when the newest Latest Chapter change was first seen
 	// (nil: none yet). LastRelease is that change as a release, with the
@@ -39,18 +43,17 @@ type Release struct {
 }
 
 // ScheduleCandidates lists the held Series of a Site with what the plan
-// needs of each, by key.
+// needs of each, by key. It is the plan tick's largest read (every held
+// Series of the Site, 100,000 at the scale fixture), so it reads one table:
+// no rhythm JSON, the newest history change from the Series row (kept by a
+// trigger, migration 0157), and it sorts in Go rather than in a database
+// sort that spills to disk (docs/adr/0033).
 func (s *Store) ScheduleCandidates(ctx context.Context, site string) ([]ScheduleCandidate, error) {
 	rows, err := s.db.Query(ctx, `
-		SELECT s.key, s.readers, s.created_at, s.last_poll_at, s.next_poll_at, s.hint_at, s.next_poll_reason,
-			s.rhythm, s.rhythm_at, h.first_seen_at, h.prev_poll_at
-		FROM series s
-		LEFT JOIN LATERAL (
-			SELECT first_seen_at, prev_poll_at FROM latest_chapter_history
-			WHERE series_key = s.key ORDER BY first_seen_at DESC, id DESC LIMIT 1
-		) h ON true
-		WHERE s.site = $1 AND s.readers > 0 AND s.gone_at IS NULL
-		ORDER BY s.key`, site)
+		SELECT key, readers, created_at, last_poll_at, next_poll_at, hint_at, next_poll_reason,
+			rhythm_at, last_change_at, last_change_prev_poll_at
+		FROM series
+		WHERE site = $1 AND readers > 0 AND gone_at IS NULL`, site)
 	if err != nil {
 		return nil, fmt.Errorf("schedule candidates of %s: %w", site, err)
 	}
@@ -58,7 +61,7 @@ func (s *Store) ScheduleCandidates(ctx context.Context, site string) ([]Schedule
 		var c ScheduleCandidate
 		var prev *time.Time
 		err := row.Scan(&c.Key, &c.Readers, &c.CreatedAt, &c.LastPollAt, &c.NextPollAt, &c.HintAt, &c.NextPollReason,
-			&c.Rhythm, &c.RhythmAt, &c.LastChangeAt, &prev)
+			&c.RhythmAt, &c.LastChangeAt, &prev)
 		if c.LastChangeAt != nil && prev != nil {
 			c.LastRelease = &Release{Seen: *c.LastChangeAt, After: *prev}
 		}
@@ -67,12 +70,57 @@ func (s *Store) ScheduleCandidates(ctx context.Context, site string) ([]Schedule
 	if err != nil {
 		return nil, fmt.Errorf("schedule candidates of %s: %w", site, err)
 	}
+	slices.SortFunc(out, func(a, b ScheduleCandidate) int { return strings.Compare(a.Key, b.Key) })
+	return out, nil
+}
+
+// CachedRhythm is a Series' cached rhythm (JSON) and when it was estimated.
+type CachedRhythm struct {
+	Rhythm []byte
+	At     time.Time
+}
+
+// CachedRhythms reads the cached rhythms of keys, by key; a Series without
+// one is left out.
+func (s *Store) CachedRhythms(ctx context.Context, keys []string) (map[string]CachedRhythm, error) {
+	out := make(map[string]CachedRhythm, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	rows, err := s.db.Query(ctx, `
+		SELECT key, rhythm, rhythm_at FROM series
+		WHERE key = ANY($1) AND rhythm IS NOT NULL AND rhythm_at IS NOT NULL`, keys)
+	if err != nil {
+		return nil, fmt.Errorf("cached rhythms: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var key string
+		var r CachedRhythm
+		if err := rows.Scan(&key, &r.Rhythm, &r.At); err != nil {
+			return nil, fmt.Errorf("cached rhythms: %w", err)
+		}
+		out[key] = r
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("cached rhythms: %w", err)
+	}
 	return out, nil
 }
 
 // HeldSites lists the Sites with at least one held Series, by name.
 func (s *Store) HeldSites(ctx context.Context) ([]string, error) {
-	rows, err := s.db.Query(ctx, `SELECT DISTINCT site FROM series WHERE readers > 0 AND gone_at IS NULL ORDER BY site`)
+	// Walks the Site index from one Site to the next (a handful of probes)
+	// instead of reading every Series: this runs at every plan tick.
+	rows, err := s.db.Query(ctx, `
+		WITH RECURSIVE sites AS (
+			(SELECT site FROM series ORDER BY site LIMIT 1)
+			UNION ALL
+			SELECT (SELECT site FROM series WHERE site > sites.site ORDER BY site LIMIT 1) FROM sites WHERE sites.site IS NOT NULL
+		)
+		SELECT site FROM sites
+		WHERE site IS NOT NULL AND EXISTS (SELECT 1 FROM series WHERE series.site = sites.site AND readers > 0 AND gone_at IS NULL)
+		ORDER BY site`)
 	if err != nil {
 		return nil, fmt.Errorf("held sites: %w", err)
 	}

@@ -149,7 +149,10 @@ type NextPoll struct {
 }
 
 // SetNextPolls records planned polls in one statement. Bookkeeping only:
-// updated_at does not change.
+// updated_at does not change. A row whose plan is already the one given is
+// not written (IS DISTINCT FROM): no new row version, no WAL, nothing for
+// vacuum; and since no index names next_poll_at (migration 0156), a
+// changed plan is a heap-only update.
 func (s *Store) SetNextPolls(ctx context.Context, plans []NextPoll) error {
 	if len(plans) == 0 {
 		return nil
@@ -163,7 +166,7 @@ func (s *Store) SetNextPolls(ctx context.Context, plans []NextPoll) error {
 	_, err := s.db.Exec(ctx, `
 		UPDATE series s SET next_poll_at = p.at, next_poll_reason = p.reason
 		FROM unnest($1::text[], $2::timestamptz[], $3::text[]) AS p(key, at, reason)
-		WHERE s.key = p.key`, keys, ats, reasons)
+		WHERE s.key = p.key AND (s.next_poll_at IS DISTINCT FROM p.at OR s.next_poll_reason IS DISTINCT FROM p.reason)`, keys, ats, reasons)
 	if err != nil {
 		return fmt.Errorf("record next polls: %w", err)
 	}
@@ -463,4 +466,29 @@ func (s *Store) FailingSeriesList(ctx context.Context, limit int) ([]FailingSeri
 		return nil, fmt.Errorf("list failing series: %w", err)
 	}
 	return out, nil
+}
+
+// CoverByPrefix returns the one Cover address starting with prefix that a
+// Series names or once named (the short Cover reference, docs/adr/0032):
+// none, or more than one, is ErrNotFound, for the Cover route never guesses.
+// Postgres decides, not the blob store, so the answer is the same whichever
+// store holds the bytes.
+func (s *Store) CoverByPrefix(ctx context.Context, prefix string) (string, error) {
+	// [prefix, prefix+"g") holds exactly the lower-case hex addresses that
+	// start with prefix: 'g' sorts after every hex digit (the key is
+	// COLLATE "C", ordered byte-wise).
+	rows, err := s.db.Query(ctx, `
+		SELECT address FROM cover_addresses WHERE address >= $1 AND address < $2 ORDER BY address LIMIT 2`,
+		prefix, prefix+"g")
+	if err != nil {
+		return "", fmt.Errorf("find cover %s: %w", prefix, err)
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return "", fmt.Errorf("find cover %s: %w", prefix, err)
+	}
+	if len(found) != 1 {
+		return "", ErrNotFound
+	}
+	return found[0], nil
 }

@@ -60,6 +60,46 @@ func (s *Store) ReaderByToken(ctx context.Context, hash []byte) (Reader, error) 
 	return r, nil
 }
 
+// ReadersByTokens is ReaderByToken for many token hashes in one read: the
+// Readers found, by hash (as a string); a hash with no live token is left
+// out. Uses are recorded as ReaderByToken records them, in one write.
+func (s *Store) ReadersByTokens(ctx context.Context, hashes [][]byte) (map[string]Reader, error) {
+	rows, err := s.db.Query(ctx, `
+		SELECT t.token_hash, r.id, r.name, r.password_hash, r.is_owner, r.created_at, t.id, t.last_used_at,
+		       coalesce(l.version, 0)
+		FROM api_tokens t JOIN readers r ON r.id = t.reader_id
+		LEFT JOIN reader_lists l ON l.reader_id = r.id
+		WHERE t.token_hash = ANY($1) AND t.revoked_at IS NULL`, hashes)
+	if err != nil {
+		return nil, fmt.Errorf("readers by tokens: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[string]Reader, len(hashes))
+	var touch []int64
+	for rows.Next() {
+		var r Reader
+		var hash []byte
+		var tokenID int64
+		var lastUsed *time.Time
+		if err := rows.Scan(&hash, &r.ID, &r.Name, &r.PasswordHash, &r.IsOwner, &r.CreatedAt, &tokenID, &lastUsed, &r.ListVersion); err != nil {
+			return nil, fmt.Errorf("readers by tokens: %w", err)
+		}
+		out[string(hash)] = r
+		if lastUsed == nil || time.Since(*lastUsed) > tokenTouchEvery {
+			touch = append(touch, tokenID)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("readers by tokens: %w", err)
+	}
+	if len(touch) > 0 {
+		if _, err := s.db.Exec(ctx, `UPDATE api_tokens SET last_used_at = now() WHERE id = ANY($1)`, touch); err != nil {
+			return nil, fmt.Errorf("record token use: %w", err)
+		}
+	}
+	return out, nil
+}
+
 // ListTokens lists a Reader's tokens, newest first, revoked ones included.
 func (s *Store) ListTokens(ctx context.Context, readerID int64) ([]Token, error) {
 	rows, err := s.db.Query(ctx, `

@@ -98,7 +98,7 @@ func (u *UI) seriesShow(w http.ResponseWriter, r *http.Request) {
 		common: u.base(r, display, s.Kind),
 		Key:    s.Key, Title: display, Site: s.Site, KindLabel: kindLabel,
 		SeriesURL: httpURL(s.SeriesURL), Path: seriesPath(s.Key),
-		Cover:   newCover(cover.URL(u.lib.BaseURL, s.CoverAddress, s.CoverType), title, s.Key, true),
+		Cover:   newCover(cover.ShortURL(u.lib.BaseURL, s.CoverAddress, s.CoverType), title, s.Key, true),
 		Readers: s.Readers,
 		Latest:  s.LatestLabel, LatestURL: httpURL(s.LatestURL), LatestAt: u.when(s.LatestAt),
 	}
