@@ -134,7 +134,7 @@ func verifyStore(ctx context.Context, pool *pgxpool.Pool, stores *blob.Stores, k
 			named[st.URL()] = map[string]string{}
 			listed = append(listed, st)
 		}
-		addrs, err := queryAddresses(ctx, pool, k.Query)
+		addrs, err := backup.QueryAddresses(ctx, pool, k.Query)
 		if err != nil {
 			return nil, fmt.Errorf("read %s addresses: %w", k.Name, err)
 		}
@@ -264,23 +264,6 @@ func tablesExist(ctx context.Context, pool *pgxpool.Pool, tables []string) (bool
 		}
 	}
 	return true, nil
-}
-
-func queryAddresses(ctx context.Context, pool *pgxpool.Pool, query string) ([]string, error) {
-	rows, err := pool.Query(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var a string
-		if err := rows.Scan(&a); err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
 }
 
 func (r *verifyReport) print(w io.Writer) {

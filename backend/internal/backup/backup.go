@@ -143,7 +143,7 @@ func Create(ctx context.Context, pool *pgxpool.Pool, stores *blob.Stores, dir st
 		if !ok {
 			continue
 		}
-		addrs, err := queryAddresses(ctx, tx, k.Query)
+		addrs, err := QueryAddresses(ctx, tx, k.Query)
 		if err != nil {
 			return nil, fmt.Errorf("backup: read %s addresses: %w", k.Name, err)
 		}
@@ -305,7 +305,9 @@ func tablesExist(ctx context.Context, q querier, tables []string) (bool, error) 
 	return true, nil
 }
 
-func queryAddresses(ctx context.Context, q querier, query string) ([]string, error) {
+// QueryAddresses runs one of Kinds' queries and returns the addresses it
+// names, sorted: backup, restore and `lectern verify` read them one way.
+func QueryAddresses(ctx context.Context, q querier, query string) ([]string, error) {
 	rows, err := q.Query(ctx, query)
 	if err != nil {
 		return nil, err
