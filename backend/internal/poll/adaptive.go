@@ -286,7 +286,7 @@ func (a *Adaptive) planSite(ctx context.Context, client *river.Client[pgx.Tx], s
 	if budget, err = a.listingPlan(ctx, client, site, start, budget, &in, len(cands)); err != nil {
 		return 0, err
 	}
-	decisions, err := a.Planner.Plan(start, schedule.Site{Name: site.Name, PerHour: budget, PausedUntil: paused}, in.series)
+	decisions, err := a.Planner.Plan(start, schedule.Site{Name: site.Name, PerHour: budget, PausedUntil: paused, Queued: in.queued}, in.series)
 	if err != nil {
 		return 0, err
 	}
@@ -316,8 +316,10 @@ type planInput struct {
 	// stale are, by Series key, the interval policy's polls queued beyond
 	// the horizon: the plan cancels them and queues its own.
 	stale map[string][]int64
-	// waiting are the candidates (by index) whose queued poll is their next.
+	// waiting are the candidates (by index) whose queued poll is their
+	// next; queued are the same as the planner prices them.
 	waiting []int
+	queued  []schedule.Series
 	// from is the start of the horizon planned.
 	from time.Time
 }
@@ -342,13 +344,6 @@ func planInputs(cands []store.ScheduleCandidate, rhythms []*schedule.Rhythm, que
 			}
 			busy = true
 		}
-		if busy {
-			in.waiting = append(in.waiting, i)
-			continue
-		}
-		if len(old) > 0 {
-			in.stale[c.Key] = old
-		}
 		s := schedule.Series{Key: c.Key, Readers: c.Readers, Since: c.CreatedAt, Rhythm: rhythms[i]}
 		if c.LastRelease != nil {
 			s.Releases = []schedule.Release{{Seen: c.LastRelease.Seen, After: c.LastRelease.After}}
@@ -357,6 +352,15 @@ func planInputs(cands []store.ScheduleCandidate, rhythms []*schedule.Rhythm, que
 			s.LastPoll = *c.LastPollAt
 		}
 		s.Hint = c.HintAt != nil && (c.LastPollAt == nil || c.HintAt.After(*c.LastPollAt))
+		if busy {
+			// Not planned, but priced: see schedule.Site.Queued.
+			in.waiting = append(in.waiting, i)
+			in.queued = append(in.queued, s)
+			continue
+		}
+		if len(old) > 0 {
+			in.stale[c.Key] = old
+		}
 		in.series = append(in.series, s)
 		in.idx = append(in.idx, i)
 	}

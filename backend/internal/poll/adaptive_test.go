@@ -16,6 +16,7 @@ import (
 	"github.com/lectern-reader/lectern/backend/internal/fetch"
 	"github.com/lectern-reader/lectern/backend/internal/latest"
 	"github.com/lectern-reader/lectern/backend/internal/schedule"
+	"github.com/lectern-reader/lectern/backend/internal/store"
 )
 
 // The adaptive Poll end to end on a real Postgres and a real River client:
@@ -613,5 +614,71 @@ func TestMovedForecastTolerance(t *testing.T) {
 		{"stored one overdue", at(-5 * time.Minute), "safety check", 3 * time.Minute, "safety check", true},
 	} {
 		require.Equal(t, tc.want, moved(now, tc.stored, tc.reason, now.Add(tc.next), tc.nreason), tc.name)
+	}
+}
+
+// The Series a tick queues still count in the Site's price at the next
+// tick, while their polls wait: the forecasts of the others do not move
+// with which Series happen to be queued (the most read, which weigh most),
+// so the next tick rewrites none of them (docs/adr/0033).
+func TestAdaptiveQueuedSeriesDoNotMoveTheOthersForecasts(t *testing.T) {
+	t.Parallel()
+	monday := nextMonday(9)
+	tuesday := monday.Add(29 * time.Hour) // Tuesday 14:00
+	// One slot a horizon, and a short interval (the price's floor): the
+	// price, not its floor, places the safety checks.
+	s := newAdaptiveSim(t, monday, 20)
+	s.a.Planner.Interval = 5 * time.Minute
+	history := func(i int) []time.Time {
+		var seen []time.Time
+		for w := 8; w >= 1; w-- {
+			seen = append(seen, tuesday.Add(-time.Duration(w)*7*24*time.Hour+time.Duration(i)*time.Minute))
+		}
+		return seen
+	}
+	created := monday.Add(-9 * 7 * 24 * time.Hour)
+	var quiet, hot []string
+	for i := range 16 {
+		quiet = append(quiet, s.series(fmt.Sprintf("quiet-%d", i), 1, created, monday.Add(-time.Duration(10+i)*time.Minute), history(i)))
+	}
+	// Read by many and not polled for a day: due at once, queued by the
+	// first tick and not polled before the second.
+	for i := range 1 {
+		hot = append(hot, s.series(fmt.Sprintf("hot-%d", i), 400, created, monday.Add(-20*time.Hour), history(i)))
+	}
+
+	type row struct {
+		xmin   string
+		at     *time.Time
+		reason string
+	}
+	rows := func(keys []string) map[string]row {
+		out := map[string]row{}
+		for _, k := range keys {
+			var r row
+			require.NoError(t, s.e.st.Pool.QueryRow(context.Background(),
+				`SELECT xmin::text, next_poll_at, next_poll_reason FROM series WHERE key = $1`, k).Scan(&r.xmin, &r.at, &r.reason))
+			out[k] = r
+		}
+		return out
+	}
+	_, err := s.a.Run(context.Background(), s.e.client)
+	require.NoError(t, err)
+	for _, k := range hot {
+		jobs, err := s.e.st.QueuedPollJobs(context.Background())
+		require.NoError(t, err)
+		require.True(t, slices.ContainsFunc(jobs, func(j store.QueuedPoll) bool { return j.Key == k }), "%s is queued by the first tick", k)
+	}
+	first := rows(quiet)
+	for k, r := range first {
+		require.NotNil(t, r.at, k)
+		require.Greater(t, r.at.Sub(s.now), time.Hour, "%s: a forecast hours ahead, not due", k)
+	}
+
+	s.now = s.now.Add(schedule.DefaultHorizon)
+	_, err = s.a.Run(context.Background(), s.e.client)
+	require.NoError(t, err)
+	for k, r := range rows(quiet) {
+		require.Equal(t, first[k].xmin, r.xmin, "%s: its forecast is not rewritten (%v %s, was %v %s)", k, r.at, r.reason, first[k].at, first[k].reason)
 	}
 }

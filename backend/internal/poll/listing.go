@@ -332,6 +332,10 @@ func (a *Adaptive) listingPlan(ctx context.Context, client *river.Client[pgx.Tx]
 		}
 		s.Listed = healthy
 	}
+	for j := range in.queued {
+		// Priced as the planned ones are (schedule.Site.Queued).
+		in.queued[j].Listed = healthy
+	}
 	reserve := plan.Reserve
 	if st.State == store.ListingFailing {
 		// Tried again hourly: two reads in an hour at most.

@@ -81,6 +81,13 @@ type Site struct {
 	PerHour int
 	// PausedUntil is the end of the Site's back-off, zero when none.
 	PausedUntil time.Time
+	// Queued are the Site's other held Series, whose poll is already
+	// queued: they get no Decision, but they count in the price, which is
+	// the Site's long-run rate and so belongs to every held Series. Left
+	// out, the price would follow which Series happen to be queued (the
+	// most valuable, which weigh most) and every forecast would move with
+	// it from one Plan to the next (docs/adr/0033).
+	Queued []Series
 }
 
 // BudgetFromPace is the default budget of a Site paced at one request per
@@ -218,7 +225,7 @@ func (p Planner) plan(now time.Time, site Site, series []Series, b *buffers, dst
 
 // sitePrice reads every Series' rhythm into b.rh (estimating one that is
 // missing or implausible) and returns the price of a poll: it depends on
-// every Series of the Site, so rhythms come first.
+// every Series of the Site, the queued ones too, so rhythms come first.
 func (p Planner) sitePrice(now time.Time, site Site, series []Series, b *buffers) float64 {
 	n := len(series)
 	b.rh = slices.Grow(b.rh[:0], n)[:n]
@@ -234,18 +241,32 @@ func (p Planner) sitePrice(now time.Time, site Site, series []Series, b *buffers
 			rh = &r
 		}
 		b.rh[i] = rh
-		if s.Listed && !s.LastPoll.IsZero() {
-			// Covered by the listing: its safety poll, not its rhythm.
-			fixed += 1 / ListedGap.Hours()
-			continue
+		fixed = p.priceTerms(s, rh, b, fixed)
+	}
+	for i := range site.Queued {
+		s := &site.Queued[i]
+		rh := s.Rhythm
+		if !rh.plausible() {
+			r := Estimate(s.Since, now, s.Releases)
+			rh = &r
 		}
-		if rh.Kind == KindUnknown {
-			fixed += 1 / p.Interval.Hours()
-		} else {
-			b.terms = appendTerms(b.terms, p, s, rh)
-		}
+		fixed = p.priceTerms(s, rh, b, fixed)
 	}
 	return p.price(fixed, float64(site.PerHour)*utilization, b.terms)
+}
+
+// priceTerms adds one Series' share of the Site's rate: to b.terms, or to
+// fixed (returned) when it does not depend on the price.
+func (p Planner) priceTerms(s *Series, rh *Rhythm, b *buffers, fixed float64) float64 {
+	switch {
+	case s.Listed && !s.LastPoll.IsZero():
+		// Covered by the listing: its safety poll, not its rhythm.
+		return fixed + 1/ListedGap.Hours()
+	case rh.Kind == KindUnknown:
+		return fixed + 1/p.Interval.Hours()
+	}
+	b.terms = appendTerms(b.terms, p, s, rh)
+	return fixed
 }
 
 // wants decides, at price c, when each Series would be polled were slots

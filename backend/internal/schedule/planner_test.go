@@ -464,3 +464,45 @@ func TestPlanWeighsReadersAboveTheSquareRootRule(t *testing.T) {
 	require.Less(t, gapOne, DefaultMaxGap, "the quieter Series must not sit at MaxGap: %+v", ds)
 	require.InEpsilon(t, 6.96, gapOne.Seconds()/gapMany.Seconds(), 0.03, "gaps %v and %v", gapOne, gapMany)
 }
+
+// A Series whose poll is already queued is not planned, but it still
+// counts in the Site's price: the forecasts of the others are those of a
+// Plan of every held Series. Left out of the price, the queued Series
+// (the most valuable, which weigh most) would move every other forecast
+// from one Plan to the next with whichever happen to be queued.
+func TestPlanPricesTheQueuedSeriesToo(t *testing.T) {
+	t.Parallel()
+	now := week8.Add(2 * time.Hour) // Monday: every window a day away
+	var planned []Series
+	for i := range 200 {
+		planned = append(planned, weeklySeries(fmt.Sprintf("asura:s%d", i), 1+i%7, now.Add(-time.Duration(i%50)*time.Minute)))
+	}
+	hot := weeklySeries("asura:hot", 5000, now.Add(-time.Hour))
+	site := Site{Name: "asura", PerHour: 30}
+	p := Planner{}
+
+	all, err := p.Plan(now, site, append(slices.Clone(planned), hot))
+	require.NoError(t, err)
+	queued := site
+	queued.Queued = []Series{hot}
+	withQueued, err := p.Plan(now, queued, planned)
+	require.NoError(t, err)
+	without, err := p.Plan(now, site, planned)
+	require.NoError(t, err)
+
+	forecasts, differ := 0, 0
+	for i := range planned {
+		if all[i].Due || withQueued[i].Due {
+			continue
+		}
+		forecasts++
+		require.Equal(t, all[i], withQueued[i], "%s", planned[i].Key)
+		if without[i] != withQueued[i] {
+			differ++
+		}
+	}
+	require.Greater(t, forecasts, 100)
+	// Not vacuous: leaving the queued Series out of the price moves the
+	// forecasts.
+	require.Greater(t, differ, forecasts/2)
+}
