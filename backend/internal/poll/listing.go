@@ -230,12 +230,22 @@ func (l *Listings) Record(ctx context.Context, client *river.Client[pgx.Tx], sit
 	for _, u := range lp.Updates {
 		t, held := targets[u.Key]
 		label := strings.Join(strings.Fields(u.Chapter.Label), " ")
-		if !held || !u.NewerThan(t.LatestLabel, t.LatestNumber) || label == t.MarkLabel {
-			// Not held, not newer, or already marked for this entry: one
-			// confirming poll per change, however many reads show it.
+		if !held || !u.NewerThan(t.LatestLabel, t.LatestNumber) {
 			continue
 		}
-		marks = append(marks, store.ListingMark{Key: u.Key, Label: label, At: now})
+		tries := 1
+		if label == t.MarkLabel {
+			// Already marked for this entry: one confirming poll per change,
+			// however many reads show it, unless that poll ran and still
+			// read the older chapter.
+			if !confirmAgain(t, now) {
+				continue
+			}
+			tries = t.MarkTries + 1
+			l.log().InfoContext(ctx, "listing: the series page still shows an older chapter: confirming again",
+				"series", u.Key, "site", site.Name, "listed", label, "stored", t.LatestLabel, "try", tries)
+		}
+		marks = append(marks, store.ListingMark{Key: u.Key, Label: label, At: now, Tries: tries})
 		out.Newer = append(out.Newer, u.Key)
 	}
 	if err := l.Store.MarkListing(ctx, marks); err != nil {
@@ -265,6 +275,24 @@ func (l *Listings) Record(ctx context.Context, client *river.Client[pgx.Tx], sit
 	l.log().InfoContext(ctx, "listing read", "site", site.Name, "entries", len(lp.Updates), "fresh", out.Fresh,
 		"newer", len(out.Newer), "confirmed", len(out.Confirmed), "state", st.State, "rate_per_hour", st.Rate)
 	return out, nil
+}
+
+// listingReconfirm spaces the further confirming polls one listing entry
+// asks for when its confirming poll still read the older chapter (the
+// series page is cached behind the listing, or the Site publishes the
+// listing first): each delay counts from the poll that missed. After the
+// last, the covered Series waits for its safety poll, so an entry the
+// series page never agrees with costs at most 1+len of these polls.
+var listingReconfirm = [...]time.Duration{10 * time.Minute, 30 * time.Minute, 90 * time.Minute}
+
+// confirmAgain says whether a Series already marked for an entry that still
+// shows newer asks for another confirming poll at now.
+func confirmAgain(t store.ListingTarget, now time.Time) bool {
+	if t.MarkAt == nil || t.LastPollAt == nil || !t.LastPollAt.After(*t.MarkAt) {
+		return false // the mark's poll has not run yet
+	}
+	i := max(t.MarkTries, 1) - 1
+	return i < len(listingReconfirm) && now.Sub(*t.LastPollAt) >= listingReconfirm[i]
 }
 
 // ListingWorker runs poll_listing jobs.

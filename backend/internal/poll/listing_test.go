@@ -287,6 +287,59 @@ func TestListingMarksOncePerEntry(t *testing.T) {
 	require.Equal(t, []string{key}, out.Newer, "a changed entry asks again")
 }
 
+// TestListingConfirmsAgainWhenTheSeriesPageLags: a confirming poll that ran
+// and still read the older chapter (the series page cached behind the
+// listing) is asked again after a delay, a bounded number of times, not
+// left to the covered Series' safety poll two days later.
+func TestListingConfirmsAgainWhenTheSeriesPageLags(t *testing.T) {
+	t.Parallel()
+	monday := nextMonday(12)
+	s := newListingSim(t, monday, 60)
+	key := s.series("cached", 2, monday.Add(-8*7*24*time.Hour), monday.Add(-time.Hour), nil)
+	lp := latest.ListingPage{Updates: []latest.Update{{Key: key, Chapter: latest.Chapter{Label: "Chapter 9"}}}}
+	ctx := context.Background()
+	record := func() ListingOutcome {
+		t.Helper()
+		out, err := s.l.Record(ctx, s.e.client, s.site, lp, 50, s.now)
+		require.NoError(t, err)
+		return out
+	}
+	// The confirming poll ran a minute after the mark and found the stored
+	// chapter unchanged.
+	missed := func() {
+		t.Helper()
+		s.now = s.now.Add(time.Minute)
+		s.e.exec(`UPDATE series SET last_poll_at = $2 WHERE key = $1`, key, s.now)
+	}
+	require.Equal(t, []string{key}, record().Newer, "the first read marks it")
+	require.Empty(t, record().Newer, "not again before its poll has run")
+	asked := 1
+	for _, delay := range listingReconfirm {
+		missed()
+		s.now = s.now.Add(delay - time.Second)
+		require.Empty(t, record().Newer, "not before %v after the poll that missed", delay)
+		s.now = s.now.Add(time.Second)
+		out := record()
+		require.Equal(t, []string{key}, out.Newer, "again %v after the poll that missed", delay)
+		require.Equal(t, []string{key}, out.Confirmed)
+		asked++
+	}
+	missed()
+	s.now = s.now.Add(24 * time.Hour)
+	require.Empty(t, record().Newer, "after %d confirming polls the Series waits for its safety poll", asked)
+	require.Equal(t, 1+len(listingReconfirm), asked)
+
+	// Once the series page agrees (the stored chapter is the listed one),
+	// nothing is asked, and a later chapter starts over at one try.
+	s.e.exec(`UPDATE series SET latest_label = 'Chapter 9' WHERE key = $1`, key)
+	require.Empty(t, record().Newer)
+	lp.Updates[0].Chapter.Label = "Chapter 10"
+	require.Equal(t, []string{key}, record().Newer)
+	var tries int
+	require.NoError(t, s.e.st.Pool.QueryRow(ctx, `SELECT tries FROM listing_marks WHERE series_key = $1`, key).Scan(&tries))
+	require.Equal(t, 1, tries)
+}
+
 // TestListingPlanFigures measures, through the production plan on Postgres
 // with a fake clock, a Site of 60 weekly Series (releases spread over the
 // day) with its listing and without: requests per hour (listing reads

@@ -134,19 +134,22 @@ func (s *Store) SetListingNext(ctx context.Context, site string, at time.Time) e
 }
 
 // ListingTarget is a held Series as a listing read compares it: its stored
-// Latest Chapter, and the label a listing last marked it with.
+// Latest Chapter, and the label a listing last marked it with, when, and how
+// many confirming polls that mark has asked for.
 type ListingTarget struct {
 	Key          string
 	LatestLabel  string
 	LatestNumber *float64
 	LastPollAt   *time.Time
 	MarkLabel    string
+	MarkAt       *time.Time
+	MarkTries    int
 }
 
 // ListingTargets reads the held Series of a Site among keys.
 func (s *Store) ListingTargets(ctx context.Context, site string, keys []string) (map[string]ListingTarget, error) {
 	rows, err := s.db.Query(ctx, `
-		SELECT s.key, s.latest_label, s.latest_number, s.last_poll_at, coalesce(m.label, '')
+		SELECT s.key, s.latest_label, s.latest_number, s.last_poll_at, coalesce(m.label, ''), m.marked_at, coalesce(m.tries, 0)
 		FROM series s LEFT JOIN listing_marks m ON m.series_key = s.key
 		WHERE s.site = $1 AND s.key = ANY($2) AND s.readers > 0 AND s.gone_at IS NULL`, site, keys)
 	if err != nil {
@@ -155,7 +158,7 @@ func (s *Store) ListingTargets(ctx context.Context, site string, keys []string) 
 	out := map[string]ListingTarget{}
 	_, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (struct{}, error) {
 		var t ListingTarget
-		err := row.Scan(&t.Key, &t.LatestLabel, &t.LatestNumber, &t.LastPollAt, &t.MarkLabel)
+		err := row.Scan(&t.Key, &t.LatestLabel, &t.LatestNumber, &t.LastPollAt, &t.MarkLabel, &t.MarkAt, &t.MarkTries)
 		out[t.Key] = t
 		return struct{}{}, err
 	})
@@ -165,10 +168,12 @@ func (s *Store) ListingTargets(ctx context.Context, site string, keys []string) 
 	return out, nil
 }
 
-// ListingMark is a listing's mark on a held Series.
+// ListingMark is a listing's mark on a held Series. Tries counts the
+// confirming polls asked for this label (zero is read as one).
 type ListingMark struct {
 	Key, Label string
 	At         time.Time
+	Tries      int
 }
 
 // MarkListing records marks, replacing a Series' older one.
@@ -177,16 +182,18 @@ func (s *Store) MarkListing(ctx context.Context, marks []ListingMark) error {
 		return nil
 	}
 	keys, labels, ats := make([]string, len(marks)), make([]string, len(marks)), make([]time.Time, len(marks))
+	tries := make([]int32, len(marks))
 	for i, m := range marks {
-		keys[i], labels[i], ats[i] = m.Key, m.Label, m.At
+		keys[i], labels[i], ats[i], tries[i] = m.Key, m.Label, m.At, int32(min(max(m.Tries, 1), 100))
 		if len(labels[i]) > 400 {
 			labels[i] = labels[i][:400]
 		}
 	}
 	_, err := s.db.Exec(ctx, `
-		INSERT INTO listing_marks (series_key, label, marked_at)
-		SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[])
-		ON CONFLICT (series_key) DO UPDATE SET label = excluded.label, marked_at = excluded.marked_at`, keys, labels, ats)
+		INSERT INTO listing_marks (series_key, label, marked_at, tries)
+		SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::smallint[])
+		ON CONFLICT (series_key) DO UPDATE SET label = excluded.label, marked_at = excluded.marked_at, tries = excluded.tries`,
+		keys, labels, ats, tries)
 	if err != nil {
 		return fmt.Errorf("mark listing: %w", err)
 	}

@@ -1,0 +1,1 @@
+ALTER TABLE listing_marks DROP COLUMN tries;
