@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -437,6 +438,10 @@ func Markdown(w io.Writer) {
 // configuration reads, and returns a function restoring it. In production
 // lookup is os.LookupEnv and nothing changes.
 func withEnv(lookup Lookup) func() {
+	// The process environment is one for every goroutine: two Loads at once
+	// (parallel tests, each with its own lookup) would read each other's
+	// values, so a Load holds it until restored.
+	envMu.Lock()
 	type saved struct {
 		v  string
 		ok bool
@@ -452,6 +457,7 @@ func withEnv(lookup Lookup) func() {
 		}
 	}
 	return func() {
+		defer envMu.Unlock()
 		for k, s := range old {
 			if s.ok {
 				os.Setenv(k, s.v)
@@ -461,3 +467,5 @@ func withEnv(lookup Lookup) func() {
 		}
 	}
 }
+
+var envMu sync.Mutex

@@ -2,6 +2,8 @@ package config
 
 import (
 	"bytes"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -114,4 +116,41 @@ func TestDefaultListCacheBytesIsTheTagsDefault(t *testing.T) {
 	c, err := Load(func(string) (string, bool) { return "", false }, "")
 	require.NoError(t, err)
 	require.EqualValues(t, DefaultListCacheBytes, c.ListCacheBytes)
+}
+
+// Loads at once each read their own lookup: envconfig reads the process
+// environment, which Load fills from the lookup, so without a lock one
+// Load's values (or their absence) leaked into another's (seen as a verify
+// test failing "DATA_DIR is required" beside a parallel test).
+func TestConcurrentLoadsReadTheirOwnLookup(t *testing.T) {
+	const n = 16
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			m := map[string]string{"DATABASE_URL": "postgres://h/db" + strconv.Itoa(i)}
+			if i%2 == 0 {
+				m["DATA_DIR"] = "/data/" + strconv.Itoa(i)
+			} else {
+				m["COVER_DIR"], m["ARCHIVE_DIR"] = "/c/"+strconv.Itoa(i), "/a/"+strconv.Itoa(i)
+			}
+			for range 50 {
+				c, err := Load(env(m), "verify")
+				switch {
+				case err != nil:
+					errs <- err
+					return
+				case c.DatabaseURL != m["DATABASE_URL"]:
+					errs <- fmt.Errorf("load %d read DATABASE_URL %q", i, c.DatabaseURL)
+					return
+				case i%2 == 0 && c.CoverDir != m["DATA_DIR"]+"/covers", i%2 == 1 && c.CoverDir != m["COVER_DIR"]:
+					errs <- fmt.Errorf("load %d read the Cover directory %q", i, c.CoverDir)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range n {
+		require.NoError(t, <-errs)
+	}
 }
