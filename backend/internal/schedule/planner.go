@@ -496,8 +496,16 @@ func (r *Rhythm) plausible() bool {
 		return false
 	}
 	switch r.Kind {
-	case KindUnknown, KindIrregular, KindDormant:
+	case KindUnknown, KindDormant:
 		return len(r.Slots) == 0
+	case KindIrregular:
+		// An irregular Series may have an hour of the day (rhythm.go).
+		if len(r.Slots) == 0 {
+			return r.Period == 0
+		}
+		if r.Period != day || len(r.Slots) != 1 {
+			return false
+		}
 	case KindDaily, KindWeekly:
 	default:
 		return false

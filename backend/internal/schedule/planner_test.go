@@ -506,3 +506,26 @@ func TestPlanPricesTheQueuedSeriesToo(t *testing.T) {
 	// forecasts.
 	require.Greater(t, differ, forecasts/2)
 }
+
+func TestPlanGathersAnIrregularSeriesPollsAtItsHour(t *testing.T) {
+	t.Parallel()
+	history := observed(eveningAuthor(), 30*time.Minute, 0)
+	s := Series{Key: "quill:n1", Readers: 4, Since: t0, Releases: history}
+	// A day after the last release, a quarter of an hour since the last
+	// poll: at 18:50 the author's evening is starting, at 06:50 it is
+	// half a day away.
+	last := history[len(history)-1].Seen
+	evening := last.Truncate(day).Add(day + 18*time.Hour + 50*time.Minute)
+	morning := evening.Add(-12 * time.Hour)
+
+	s.LastPoll = evening.Add(-15 * time.Minute)
+	d := planOne(t, Planner{}, evening, s)
+	require.Equal(t, ReasonWindow, d.Reason)
+	gapEvening := d.At.Sub(s.LastPoll)
+
+	s.LastPoll = morning.Add(-15 * time.Minute)
+	d = planOne(t, Planner{}, morning, s)
+	require.Equal(t, ReasonSafety, d.Reason)
+	gapMorning := d.At.Sub(s.LastPoll)
+	require.Greater(t, gapMorning, 3*gapEvening, "evening %v, morning %v", gapEvening, gapMorning)
+}

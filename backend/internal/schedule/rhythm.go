@@ -98,6 +98,7 @@ const (
 	maxUncertain = 3 * time.Hour    // events known less precisely do not place slots
 	dormantAfter = 28 * day
 	maxSlots     = 14
+	hourShare    = 0.6 // of an irregular Series' releases, at one hour of the day
 
 	// Smoothing priors for rates: half a release over a week of pretend
 	// observation, so a Series with no off-schedule release so far still
@@ -207,7 +208,16 @@ func Estimate(since, now time.Time, releases []Release) Rhythm {
 		}
 	}
 	if rh.Kind == KindIrregular {
-		return rh
+		// No weekly or daily rhythm, but most releases at one hour of the
+		// day (a Site's drop, an author's evening): a daily slot whose hit
+		// rate is the releases per day, so the safety polls gather there.
+		cl, ok := bestCluster(precise, day)
+		if !ok || cl.count < minEvents || cl.spread > maxSpread || float64(cl.count) < hourShare*float64(n) || !significantAt(cl, n, day, hourLevel) {
+			return rh
+		}
+		rh.Period = day
+		rh.Slots = []Slot{{Offset: cl.center, Spread: cl.spread, Hit: hitRate(cl.count, obsH/24)}}
+		explained = cl.count
 	}
 	rh.OffRate = (float64(n-explained) + priorEvents) / (obsH + priorHours)
 	support := math.Min(1, float64(explained)/6)
@@ -253,12 +263,21 @@ func dormantGap(recent []event) time.Duration {
 // slot. The test leans towards finding slots: a false slot costs a few
 // polls a week, a missed one costs hours of delay on every release.
 func significant(cl cluster, n int, p time.Duration) bool {
+	return significantAt(cl, n, p, 0.01)
+}
+
+// hourLevel is the significance an irregular Series' hour of the day needs:
+// the releases are spread over the whole day's circle, where a chance
+// bunching of half of them within a few hours is common enough at 0.01.
+const hourLevel = 0.001
+
+func significantAt(cl cluster, n int, p time.Duration, level float64) bool {
 	width := 4 * cl.spread
 	if width >= p {
 		return false
 	}
 	mu := float64(n-cl.count) * float64(width) / float64(p-width)
-	return poissonTail(cl.count, mu)*float64(p)/float64(width) < 0.01
+	return poissonTail(cl.count, mu)*float64(p)/float64(width) < level
 }
 
 // poissonTail is P(X >= k) for X ~ Poisson(mu).
@@ -337,7 +356,7 @@ func clusters(points []point, p time.Duration) []cluster {
 	var out []cluster
 	start := 0
 	for i := 1; i <= n; i++ {
-		if i < n && line[i].pos-line[i-1].pos <= clusterGap {
+		if i < n && line[i].pos-line[i-1].pos <= max(clusterGap, line[i].half+line[i-1].half) {
 			continue
 		}
 		out = append(out, summarize(line[start:i], p))
@@ -441,10 +460,16 @@ func (r Rhythm) Describe(loc *time.Location) string {
 		return lead + ", " + parts[0]
 	case KindIrregular:
 		perWeek := r.Rate * 168
+		var d string
 		if perWeek >= 1 {
-			return fmt.Sprintf("irregular, about %.0f a week", perWeek)
+			d = fmt.Sprintf("irregular, about %.0f a week", perWeek)
+		} else {
+			d = fmt.Sprintf("irregular, about %.0f a month", perWeek*30/7)
 		}
-		return fmt.Sprintf("irregular, about %.0f a month", perWeek*30/7)
+		if len(r.Slots) == 1 {
+			d += ", mostly ~" + refMonday.Add(r.Slots[0].Offset).In(loc).Format("15:04")
+		}
+		return d
 	case KindDormant:
 		if r.Last.IsZero() {
 			return "dormant"
