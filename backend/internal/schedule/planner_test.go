@@ -529,3 +529,17 @@ func TestPlanGathersAnIrregularSeriesPollsAtItsHour(t *testing.T) {
 	gapMorning := d.At.Sub(s.LastPoll)
 	require.Greater(t, gapMorning, 3*gapEvening, "evening %v, morning %v", gapEvening, gapMorning)
 }
+
+func TestPlanOpensTheWindowFromTheFineReleases(t *testing.T) {
+	t.Parallel()
+	// Ten weeks of a Tuesday 14:00 Series, the first three seen by a
+	// poller every 4 hours: an hour and a half before the slot the
+	// window, placed by the later releases seen within minutes, is not
+	// open yet, so the next poll waits for it.
+	s := Series{Key: "asura:w", Readers: 1, Since: t0, Releases: coarseThenFine(false)}
+	now := t0.Add(10*week + tue14 - 90*time.Minute)
+	s.LastPoll = now.Add(-5 * time.Minute)
+	d := planOne(t, Planner{}, now, s)
+	require.False(t, d.At.Before(now.Add(25*time.Minute)), "%v after the last poll (%s)", d.At.Sub(s.LastPoll), d.Reason)
+	require.True(t, d.At.Before(now.Add(90*time.Minute)), "%v", d.At.Sub(now))
+}

@@ -387,6 +387,8 @@ const priorSpread = 30 * time.Minute
 // point (a release seen by hourly polls is only known within the hour,
 // the variance of a uniform interval being half-width²/3).
 func summarize(vals []placed, p time.Duration) cluster {
+	count := len(vals)
+	vals = dropBlurred(vals)
 	n := len(vals)
 	pos := make([]time.Duration, n)
 	unknown := 0.0
@@ -406,7 +408,43 @@ func summarize(vals []placed, p time.Duration) cluster {
 	prior := float64(priorSpread)
 	variance := (float64(n)*mad*mad+k*prior*prior)/(float64(n)+k) + unknown/float64(n)
 	spread := max(time.Duration(math.Sqrt(variance)), minSpread)
-	return cluster{center: med % p, spread: spread, count: n}
+	return cluster{center: med % p, spread: spread, count: count}
+}
+
+// fineHalf is how precisely a window's polls (minutes apart) place a
+// release; a round-robin history or a safety poll places it within hours.
+const (
+	fineHalf  = 30 * time.Minute
+	fineCount = 6
+)
+
+// dropBlurred leaves out of a cluster's centre and spread the coarse points
+// whose interval holds the centre of its fine ones, once there are
+// fineCount of those: such a point says nothing the fine ones do not, and
+// its half-width² / 3 would widen every window (the middle of a 4-hour
+// interval is up to 2 hours off). A coarse point that does not hold it is
+// kept: a release the window missed is what the spread must cover, and
+// leaving it out would narrow the window onto where it already is.
+func dropBlurred(vals []placed) []placed {
+	var fine []time.Duration
+	for _, v := range vals {
+		if v.half <= fineHalf {
+			fine = append(fine, v.pos)
+		}
+	}
+	if len(fine) < fineCount || len(fine) == len(vals) {
+		return vals
+	}
+	slices.Sort(fine)
+	c := medianDur(fine)
+	out := make([]placed, 0, len(vals))
+	for _, v := range vals {
+		if v.half > fineHalf && v.pos-v.half <= c && c <= v.pos+v.half {
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // medianDur of sorted values.

@@ -279,3 +279,46 @@ func TestEstimateWeeklyFromHistoryStraddlingAPoll(t *testing.T) {
 	require.Len(t, rh.Slots, 1)
 	require.LessOrEqual(t, offsetDiff(rh.Slots[0].Offset, day+16*time.Hour, week), 135*time.Minute)
 }
+
+// coarseThenFine is a weekly Series at Tuesday 14:00 (jitter a few
+// minutes) seen by a poller every 4 hours for three weeks, then by polls
+// 5 minutes apart for seven; with late, the last week's release came two
+// hours after the slot, past the window, and a safety poll saw it 90
+// minutes later.
+func coarseThenFine(late bool) []Release {
+	jit := []time.Duration{-6, 4, 9, -3, 7, -8, 2, 5, -4, 3}
+	rels := weekly(10, tue14, func(w int) time.Duration { return jit[w] * time.Minute })
+	out := observed(rels[:3], 4*time.Hour, 90*time.Minute)
+	out = append(out, observed(rels[3:9], 5*time.Minute, 0)...)
+	if late {
+		at := t0.Add(9*week + tue14 + 2*time.Hour)
+		return append(out, Release{Seen: at.Add(90 * time.Minute), After: at.Add(-30 * time.Minute)})
+	}
+	return append(out, observed(rels[9:], 5*time.Minute, 0)...)
+}
+
+func TestEstimateForgetsCoarseHistoryOnceWindowsPlaceTheSlot(t *testing.T) {
+	t.Parallel()
+	rh := Estimate(t0, t0.Add(10*week), coarseThenFine(false))
+	require.Equal(t, KindWeekly, rh.Kind)
+	require.Len(t, rh.Slots, 1)
+	require.LessOrEqual(t, offsetDiff(rh.Slots[0].Offset, tue14, week), 10*time.Minute)
+	// The history's intervals (±2 hours) hold the slot and say nothing
+	// more: the spread is the fine releases' (shrunk towards the 30-minute
+	// prior), not widened by them.
+	require.Less(t, rh.Slots[0].Spread, 25*time.Minute)
+
+	// A release the window missed, seen later by a safety poll, is kept:
+	// the spread must cover it.
+	late := Estimate(t0, t0.Add(10*week), coarseThenFine(true))
+	require.Len(t, late.Slots, 1)
+	require.Greater(t, late.Slots[0].Spread, rh.Slots[0].Spread)
+	var pts []placed
+	for _, r := range coarseThenFine(true) {
+		mid, half := r.estimate()
+		pts = append(pts, placed{pos: position(mid, week), half: half})
+	}
+	kept := dropBlurred(pts)
+	require.Len(t, kept, len(pts)-3, "the three history points go")
+	require.Equal(t, pts[len(pts)-1], kept[len(kept)-1], "the missed release stays")
+}
