@@ -495,6 +495,10 @@ func (r *Rhythm) plausible() bool {
 	if r == nil || !(r.OffRate >= 0 && r.OffRate < 1e3) || !(r.Burst >= 0 && r.Burst <= 1) {
 		return false
 	}
+	// A renewal's gap is an irregular Series' and has a spread (rhythm.go).
+	if r.Gap < 0 || r.GapSpread < 0 || r.Gap > 0 && (r.Kind != KindIrregular || r.GapSpread < time.Hour) {
+		return false
+	}
 	switch r.Kind {
 	case KindUnknown, KindDormant:
 		return len(r.Slots) == 0

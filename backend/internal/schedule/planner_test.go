@@ -543,3 +543,22 @@ func TestPlanOpensTheWindowFromTheFineReleases(t *testing.T) {
 	require.False(t, d.At.Before(now.Add(25*time.Minute)), "%v after the last poll (%s)", d.At.Sub(s.LastPoll), d.Reason)
 	require.True(t, d.At.Before(now.Add(90*time.Minute)), "%v", d.At.Sub(now))
 }
+
+func TestPlanPollsARenewalSeriesWhenItsGapIsDue(t *testing.T) {
+	t.Parallel()
+	history := observed(steadyAuthor(), 30*time.Minute, 0)
+	s := Series{Key: "quill:steady", Readers: 2, Since: t0, Releases: history}
+	last := history[len(history)-1].Seen
+	gap := func(now time.Time) time.Duration {
+		s.LastPoll = now.Add(-DefaultMinGap)
+		d := planOne(t, Planner{}, now, s)
+		return d.At.Sub(s.LastPoll)
+	}
+	// Two hours after a release the next is a day away: polls are sparse.
+	// At 29 hours it is due: polls come several times as often.
+	early, due := gap(last.Add(2*time.Hour)), gap(last.Add(29*time.Hour))
+	require.Greater(t, early, 3*due, "early %v, due %v", early, due)
+	// Far past due (a hiatus) the renewal no longer drives the polls.
+	late := gap(last.Add(4 * day))
+	require.Greater(t, late, 2*due, "late %v, due %v", late, due)
+}

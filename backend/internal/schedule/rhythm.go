@@ -74,6 +74,11 @@ type Rhythm struct {
 	// Burst is the probability that a release is followed by another within
 	// BurstSpan (double releases seen by separate polls).
 	Burst float64
+	// Gap and GapSpread, when Gap is not zero, say that an irregular
+	// Series releases about Gap after its last release (a renewal: an
+	// author on a steady pace at no fixed hour); the off-schedule rate is
+	// then shaped by the time since the last release (hazard.go).
+	Gap, GapSpread time.Duration
 	// Confidence is 0..1: the share of releases the Slots explain, scaled
 	// down while the history is short.
 	Confidence float64
@@ -208,6 +213,7 @@ func Estimate(since, now time.Time, releases []Release) Rhythm {
 		}
 	}
 	if rh.Kind == KindIrregular {
+		rh.Gap, rh.GapSpread = renewal(events)
 		// No weekly or daily rhythm, but most releases at one hour of the
 		// day (a Site's drop, an author's evening): a daily slot whose hit
 		// rate is the releases per day, so the safety polls gather there.
@@ -224,6 +230,41 @@ func Estimate(since, now time.Time, releases []Release) Rhythm {
 	rh.Confidence = float64(explained) / float64(n) * support
 	return rh
 }
+
+// renewal is the typical gap between an irregular Series' last releases
+// and its robust spread, when the last renewalGaps gaps are steady enough
+// (spread at most half the gap) to say when the next one is due; zero
+// otherwise.
+func renewal(events []event) (gap, spread time.Duration) {
+	if len(events) < renewalGaps+1 {
+		return 0, 0
+	}
+	recent := events[len(events)-renewalGaps-1:]
+	gaps := make([]time.Duration, 0, renewalGaps)
+	unknown := 0.0
+	for i := 1; i < len(recent); i++ {
+		gaps = append(gaps, recent[i].mid.Sub(recent[i-1].mid))
+		h := float64(recent[i].half)
+		unknown += 2 * h * h / 3 // a gap's two ends are both uncertain
+	}
+	slices.Sort(gaps)
+	med := medianDur(gaps)
+	dev := make([]time.Duration, len(gaps))
+	for i, g := range gaps {
+		dev[i] = absDur(g - med)
+	}
+	slices.Sort(dev)
+	mad := 1.4826 * float64(medianDur(dev))
+	sd := time.Duration(math.Sqrt(mad*mad + unknown/float64(len(gaps))))
+	sd = max(sd, med/8, time.Hour)
+	if med <= 0 || sd > med/2 {
+		return 0, 0
+	}
+	return med, sd
+}
+
+// renewalGaps is how many recent gaps a renewal is read from.
+const renewalGaps = 6
 
 type event struct {
 	mid  time.Time

@@ -322,3 +322,35 @@ func TestEstimateForgetsCoarseHistoryOnceWindowsPlaceTheSlot(t *testing.T) {
 	require.Len(t, kept, len(pts)-3, "the three history points go")
 	require.Equal(t, pts[len(pts)-1], kept[len(kept)-1], "the missed release stays")
 }
+
+// steadyAuthor releases every 30 hours (± up to 3) for four weeks, so its
+// hour of the day moves round the clock.
+func steadyAuthor() []time.Time {
+	jit := []time.Duration{-2, 1, 3, 0, -1, 2, -3, 1, 0, -2, 2, 1, -1, 0, 3, -2, 1, -1, 0, 2, -3, 1}
+	var out []time.Time
+	at := t0.Add(5 * time.Hour)
+	for i := 0; at.Before(t0.Add(4 * week)); i++ {
+		out = append(out, at)
+		at = at.Add(30*time.Hour + jit[i%len(jit)]*time.Hour)
+	}
+	return out
+}
+
+func TestEstimateRenewal(t *testing.T) {
+	t.Parallel()
+	rh := Estimate(t0, t0.Add(4*week), observed(steadyAuthor(), 30*time.Minute, 0))
+	require.Equal(t, KindIrregular, rh.Kind, "%+v", rh)
+	require.Empty(t, rh.Slots, "no hour of the day")
+	require.InDelta(t, 30, rh.Gap.Hours(), 1.5)
+	require.Greater(t, rh.GapSpread, time.Duration(0))
+	require.Less(t, rh.GapSpread, 6*time.Hour)
+	require.True(t, rh.plausible())
+
+	// Poisson releases have no steady gap.
+	r := rand.New(rand.NewPCG(3, 99))
+	var rels []time.Time
+	for at := t0.Add(hours(r.ExpFloat64() * 30)); at.Before(t0.Add(4 * week)); at = at.Add(hours(r.ExpFloat64() * 30)) {
+		rels = append(rels, at)
+	}
+	require.Zero(t, Estimate(t0, t0.Add(4*week), observed(rels, 30*time.Minute, 0)).Gap)
+}
