@@ -569,7 +569,7 @@ func (r *tabRead) readUntilArrived(try attempt) error {
 	var lastErr error
 	for {
 		if err := r.checkPin(); err != nil {
-			return err
+			return r.atDeadline(err, start, reads)
 		}
 		ok, err := try(r.tabCtx)
 		if perr := r.t.pinError(); perr != nil {
@@ -581,7 +581,7 @@ func (r *tabRead) readUntilArrived(try attempt) error {
 			return r.wrap(fe.err)
 		case err != nil:
 			if r.c.isLost() || r.ctx.Err() != nil {
-				return r.fail("read", err)
+				return r.atDeadline(r.fail("read", err), start, reads)
 			}
 			lastErr = err
 		case ok:
@@ -599,6 +599,18 @@ func (r *tabRead) readUntilArrived(try attempt) error {
 			return err
 		}
 	}
+}
+
+// atDeadline is err, unless the caller's deadline interrupted a step after
+// the page had been read without the payload: that is an interstitial that
+// did not clear (ErrChallenge, the Site backs off), whichever step the
+// deadline happened to cut, as waitToReread says. A host pin and a lost
+// browser keep their own error.
+func (r *tabRead) atDeadline(err error, start time.Time, reads int) error {
+	if reads == 0 || r.ctx.Err() == nil || r.c.isLost() || errors.Is(err, ErrHostPin) || errors.Is(err, ErrLostBrowser) {
+		return err
+	}
+	return fmt.Errorf("browser read %s: %w after %d reads in %s", r.page, ErrChallenge, reads, time.Since(start).Round(time.Millisecond))
 }
 
 // waitToReread waits RereadInterval, then at the pacing gate, before the

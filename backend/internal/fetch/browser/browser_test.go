@@ -110,7 +110,8 @@ func TestReadClearsChallenge(t *testing.T) {
 func TestReadChallengeNeverClears(t *testing.T) {
 	e := sharedEnv(t)
 	s := newSite(t, e.net, "stuck")
-	ctx := deadline(t, 3*time.Second)
+	// Long enough that a loaded machine reads the page before it ends.
+	ctx := deadline(t, 8*time.Second)
 	_, err := e.b.Read(ctx, s.url("/stuck"), []string{s.host}, htmlRead, realArrived)
 	require.ErrorIs(t, err, ErrChallenge)
 	require.NotErrorIs(t, err, ErrLostBrowser)
