@@ -227,7 +227,9 @@ func TestModesAnswerLikeAnUnwellSite(t *testing.T) {
 
 	s.SetMode("", fixturesites.Normal)
 	s.SetMode("www.asurascans.com", fixturesites.Hang)
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	// Long enough that a loaded machine's request reaches the server (it is
+	// counted below) before the client gives up.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	_, err = f.Fetch(ctx, asura, fixturesites.AsuraSeries, fetch.Conditional{})
 	require.ErrorIs(t, err, context.DeadlineExceeded, "the request was held until the client gave up")
