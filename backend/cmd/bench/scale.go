@@ -521,7 +521,7 @@ func (h *planLines) Handle(_ context.Context, r slog.Record) error {
 		if a.Key == "held" {
 			l.held = a.Value.Int64()
 		}
-		if strings.HasSuffix(a.Key, "_ms") || a.Key == "written" {
+		if strings.HasSuffix(a.Key, "_ms") || a.Key == "written" || a.Key == "queued" || a.Key == "due" || a.Key == "waiting" || a.Key == "planned" {
 			l.parts = append(l.parts, a.Key+"="+a.Value.String())
 		}
 		return true
