@@ -12,10 +12,13 @@ package blob
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/lectern-reader/lectern/backend/internal/errs"
+	"github.com/lectern-reader/lectern/backend/internal/imagetype"
 )
 
 var (
@@ -83,4 +86,18 @@ func ValidAddress(a string) bool {
 		}
 	}
 	return true
+}
+
+// admit is what every Store's Put checks before it writes: the caller is
+// still waiting, and the bytes are the image they are declared as. It
+// returns their content address.
+func admit(ctx context.Context, b []byte, contentType string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("store cover: %w", err)
+	}
+	if got := imagetype.Sniff(b); got == "" || got != contentType {
+		return "", fmt.Errorf("store cover: declared %q, bytes are %q: %w", contentType, got, imagetype.ErrNotImage)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
 }

@@ -2,8 +2,6 @@ package blob
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,8 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
-
-	"github.com/lectern-reader/lectern/backend/internal/imagetype"
 )
 
 // FS is the content-addressed store on a volume, rooted at Dir: the Cover whose address
@@ -36,14 +32,10 @@ type FS struct {
 // already stored is a no-op that returns the same address: the existing file
 // is not rewritten.
 func (s *FS) Put(ctx context.Context, b []byte, contentType string) (string, error) {
-	if err := ctx.Err(); err != nil {
-		return "", fmt.Errorf("store cover: %w", err)
+	address, err := admit(ctx, b, contentType)
+	if err != nil {
+		return "", err
 	}
-	if got := imagetype.Sniff(b); got == "" || got != contentType {
-		return "", fmt.Errorf("store cover: declared %q, bytes are %q: %w", contentType, got, imagetype.ErrNotImage)
-	}
-	sum := sha256.Sum256(b)
-	address := hex.EncodeToString(sum[:])
 	final := s.path(address)
 
 	if fi, err := os.Lstat(final); err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(b)) {

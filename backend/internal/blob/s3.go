@@ -15,8 +15,6 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
-
-	"github.com/lectern-reader/lectern/backend/internal/imagetype"
 )
 
 // S3Options is how to reach an S3-compatible server. The secret is never put
@@ -117,20 +115,16 @@ func (s *S3) Check(ctx context.Context) error {
 // checked by reading the bytes back and hashing them) before the address is
 // returned, so no row names an object the bucket does not hold whole.
 func (s *S3) Put(ctx context.Context, b []byte, contentType string) (string, error) {
-	if err := ctx.Err(); err != nil {
-		return "", fmt.Errorf("store cover: %w", err)
+	address, err := admit(ctx, b, contentType)
+	if err != nil {
+		return "", err
 	}
-	if got := imagetype.Sniff(b); got == "" || got != contentType {
-		return "", fmt.Errorf("store cover: declared %q, bytes are %q: %w", contentType, got, imagetype.ErrNotImage)
-	}
-	sum := sha256.Sum256(b)
-	address := hex.EncodeToString(sum[:])
 	if err := s.verify(ctx, address, b); err == nil {
 		return address, nil // immutable: already stored whole
 	} else if !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrNotVerified) {
 		return "", err
 	}
-	_, err := s.client.PutObject(ctx, s.bucket, s.key(address), bytes.NewReader(b), int64(len(b)), minio.PutObjectOptions{
+	_, err = s.client.PutObject(ctx, s.bucket, s.key(address), bytes.NewReader(b), int64(len(b)), minio.PutObjectOptions{
 		ContentType:      contentType,
 		SendContentMd5:   true,
 		DisableMultipart: true,
