@@ -74,6 +74,10 @@ type model struct {
 	minGap   int64
 	stepCap  int64
 	finish   int64
+	// A renewal (Rhythm.Gap): the off-schedule rate is shaped by the time
+	// since lastRel, the middle of the last release's interval.
+	gapMu, gapSigma float64 // nanoseconds; zero: no renewal
+	lastRel         int64
 }
 
 // candidate is an expected release considered by build.
@@ -89,6 +93,11 @@ func (m *model) build(p Planner, s *Series, l int64, rh *Rhythm, scratch *[]cand
 	var lastSeen int64 = math.MinInt64
 	if n := len(s.Releases); n > 0 && !s.Releases[n-1].Seen.Before(unixEpoch) {
 		lastSeen = s.Releases[n-1].Seen.UnixNano()
+	}
+	if rh.Gap > 0 && rh.GapSpread > 0 && len(rh.Slots) == 0 && lastSeen != math.MinInt64 {
+		mid, _ := s.Releases[len(s.Releases)-1].estimate()
+		m.gapMu, m.gapSigma, m.lastRel = float64(rh.Gap), float64(rh.GapSpread), mid.UnixNano()
+		m.stepCap = max(m.stepCap, int64(rh.GapSpread/8))
 	}
 	if lastSeen != math.MinInt64 && lastSeen+int64(BurstSpan) > l {
 		m.burst = rh.Burst / BurstSpan.Hours()
@@ -173,11 +182,41 @@ func (m *model) hazard(t int64) (total, windowed float64) {
 			windowed += o.hazard(t)
 		}
 	}
-	total = m.off + windowed
+	total = m.off*m.shape(t) + windowed
 	if t < m.burstEnd {
 		total += m.burst
 	}
 	return total, windowed
+}
+
+// The renewal shape is kept within [renewalLo, renewalHi] times the
+// off-schedule rate: a little before the gap is due the Series is still
+// checked (mass releases, a changed pace), and a long-overdue one is not
+// polled without end.
+const (
+	renewalLo   = 0.15
+	renewalHi   = 6
+	renewalOver = 3 // spreads past the gap
+)
+
+// shape is the renewal's hazard at t relative to the mean rate: the
+// hazard of a Gaussian gap, f/S, times the mean gap; 1 without a renewal.
+func (m *model) shape(t int64) float64 {
+	if m.gapSigma == 0 {
+		return 1
+	}
+	z := (float64(t-m.lastRel) - m.gapMu) / m.gapSigma
+	if z > renewalOver {
+		// Far past due: the pace is broken (a hiatus), back to the rate.
+		return 1
+	}
+	f := math.Exp(-z*z/2) / (math.Sqrt2 * math.SqrtPi)
+	surv := 0.5 * math.Erfc(z/math.Sqrt2)
+	r := float64(renewalHi)
+	if surv > 1e-9 {
+		r = min(renewalHi, f/surv*m.gapMu/m.gapSigma)
+	}
+	return max(renewalLo, r)
 }
 
 // boundary is the next instant after t at which the hazard's shape changes
@@ -187,6 +226,9 @@ func (m *model) boundary(t int64) (next int64, inWindow bool) {
 	next = m.finish
 	if t < m.burstEnd {
 		next = min(next, m.burstEnd)
+	}
+	if m.gapSigma != 0 {
+		inWindow = true // the shaped rate is stepped through, as a window
 	}
 	for i := range m.occ {
 		o := &m.occ[i]
@@ -251,7 +293,17 @@ func (m *model) cumulative(t int64) float64 {
 	if t <= l {
 		return 0
 	}
-	h := m.off * float64(t-l) / nsPerHour
+	var h float64
+	if m.gapSigma == 0 {
+		h = m.off * float64(t-l) / nsPerHour
+	} else {
+		// Midpoint steps of the shaped rate.
+		step := max(int64(m.gapSigma/8), int64(5*time.Minute))
+		for a := l; a < t; a += step {
+			b := min(a+step, t)
+			h += m.off * m.shape(a+(b-a)/2) * float64(b-a) / nsPerHour
+		}
+	}
 	if m.burst > 0 {
 		if a, b := max(l, m.burstEnd-int64(BurstSpan)), min(t, m.burstEnd); b > a {
 			h += m.burst * float64(b-a) / nsPerHour

@@ -495,9 +495,21 @@ func (r *Rhythm) plausible() bool {
 	if r == nil || !(r.OffRate >= 0 && r.OffRate < 1e3) || !(r.Burst >= 0 && r.Burst <= 1) {
 		return false
 	}
+	// A renewal's gap is an irregular Series' and has a spread (rhythm.go).
+	if r.Gap < 0 || r.GapSpread < 0 || r.Gap > 0 && (r.Kind != KindIrregular || r.GapSpread < time.Hour) {
+		return false
+	}
 	switch r.Kind {
-	case KindUnknown, KindIrregular, KindDormant:
+	case KindUnknown, KindDormant:
 		return len(r.Slots) == 0
+	case KindIrregular:
+		// An irregular Series may have an hour of the day (rhythm.go).
+		if len(r.Slots) == 0 {
+			return r.Period == 0
+		}
+		if r.Period != day || len(r.Slots) != 1 {
+			return false
+		}
 	case KindDaily, KindWeekly:
 	default:
 		return false

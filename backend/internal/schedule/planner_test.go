@@ -506,3 +506,59 @@ func TestPlanPricesTheQueuedSeriesToo(t *testing.T) {
 	// forecasts.
 	require.Greater(t, differ, forecasts/2)
 }
+
+func TestPlanGathersAnIrregularSeriesPollsAtItsHour(t *testing.T) {
+	t.Parallel()
+	history := observed(eveningAuthor(), 30*time.Minute, 0)
+	s := Series{Key: "quill:n1", Readers: 4, Since: t0, Releases: history}
+	// A day after the last release, a quarter of an hour since the last
+	// poll: at 18:50 the author's evening is starting, at 06:50 it is
+	// half a day away.
+	last := history[len(history)-1].Seen
+	evening := last.Truncate(day).Add(day + 18*time.Hour + 50*time.Minute)
+	morning := evening.Add(-12 * time.Hour)
+
+	s.LastPoll = evening.Add(-15 * time.Minute)
+	d := planOne(t, Planner{}, evening, s)
+	require.Equal(t, ReasonWindow, d.Reason)
+	gapEvening := d.At.Sub(s.LastPoll)
+
+	s.LastPoll = morning.Add(-15 * time.Minute)
+	d = planOne(t, Planner{}, morning, s)
+	require.Equal(t, ReasonSafety, d.Reason)
+	gapMorning := d.At.Sub(s.LastPoll)
+	require.Greater(t, gapMorning, 3*gapEvening, "evening %v, morning %v", gapEvening, gapMorning)
+}
+
+func TestPlanOpensTheWindowFromTheFineReleases(t *testing.T) {
+	t.Parallel()
+	// Ten weeks of a Tuesday 14:00 Series, the first three seen by a
+	// poller every 4 hours: an hour and a half before the slot the
+	// window, placed by the later releases seen within minutes, is not
+	// open yet, so the next poll waits for it.
+	s := Series{Key: "asura:w", Readers: 1, Since: t0, Releases: coarseThenFine(false)}
+	now := t0.Add(10*week + tue14 - 90*time.Minute)
+	s.LastPoll = now.Add(-5 * time.Minute)
+	d := planOne(t, Planner{}, now, s)
+	require.False(t, d.At.Before(now.Add(25*time.Minute)), "%v after the last poll (%s)", d.At.Sub(s.LastPoll), d.Reason)
+	require.True(t, d.At.Before(now.Add(90*time.Minute)), "%v", d.At.Sub(now))
+}
+
+func TestPlanPollsARenewalSeriesWhenItsGapIsDue(t *testing.T) {
+	t.Parallel()
+	history := observed(steadyAuthor(), 30*time.Minute, 0)
+	s := Series{Key: "quill:steady", Readers: 2, Since: t0, Releases: history}
+	last := history[len(history)-1].Seen
+	gap := func(now time.Time) time.Duration {
+		s.LastPoll = now.Add(-DefaultMinGap)
+		d := planOne(t, Planner{}, now, s)
+		return d.At.Sub(s.LastPoll)
+	}
+	// Two hours after a release the next is a day away: polls are sparse.
+	// At 29 hours it is due: polls come several times as often.
+	early, due := gap(last.Add(2*time.Hour)), gap(last.Add(29*time.Hour))
+	require.Greater(t, early, 3*due, "early %v, due %v", early, due)
+	// Far past due (a hiatus) the renewal no longer drives the polls.
+	late := gap(last.Add(4 * day))
+	require.Greater(t, late, 2*due, "late %v, due %v", late, due)
+}

@@ -74,6 +74,11 @@ type Rhythm struct {
 	// Burst is the probability that a release is followed by another within
 	// BurstSpan (double releases seen by separate polls).
 	Burst float64
+	// Gap and GapSpread, when Gap is not zero, say that an irregular
+	// Series releases about Gap after its last release (a renewal: an
+	// author on a steady pace at no fixed hour); the off-schedule rate is
+	// then shaped by the time since the last release (hazard.go).
+	Gap, GapSpread time.Duration
 	// Confidence is 0..1: the share of releases the Slots explain, scaled
 	// down while the history is short.
 	Confidence float64
@@ -98,6 +103,7 @@ const (
 	maxUncertain = 3 * time.Hour    // events known less precisely do not place slots
 	dormantAfter = 28 * day
 	maxSlots     = 14
+	hourShare    = 0.6 // of an irregular Series' releases, at one hour of the day
 
 	// Smoothing priors for rates: half a release over a week of pretend
 	// observation, so a Series with no off-schedule release so far still
@@ -207,13 +213,58 @@ func Estimate(since, now time.Time, releases []Release) Rhythm {
 		}
 	}
 	if rh.Kind == KindIrregular {
-		return rh
+		rh.Gap, rh.GapSpread = renewal(events)
+		// No weekly or daily rhythm, but most releases at one hour of the
+		// day (a Site's drop, an author's evening): a daily slot whose hit
+		// rate is the releases per day, so the safety polls gather there.
+		cl, ok := bestCluster(precise, day)
+		if !ok || cl.count < minEvents || cl.spread > maxSpread || float64(cl.count) < hourShare*float64(n) || !significantAt(cl, n, day, hourLevel) {
+			return rh
+		}
+		rh.Period = day
+		rh.Slots = []Slot{{Offset: cl.center, Spread: cl.spread, Hit: hitRate(cl.count, obsH/24)}}
+		explained = cl.count
 	}
 	rh.OffRate = (float64(n-explained) + priorEvents) / (obsH + priorHours)
 	support := math.Min(1, float64(explained)/6)
 	rh.Confidence = float64(explained) / float64(n) * support
 	return rh
 }
+
+// renewal is the typical gap between an irregular Series' last releases
+// and its robust spread, when the last renewalGaps gaps are steady enough
+// (spread at most half the gap) to say when the next one is due; zero
+// otherwise.
+func renewal(events []event) (gap, spread time.Duration) {
+	if len(events) < renewalGaps+1 {
+		return 0, 0
+	}
+	recent := events[len(events)-renewalGaps-1:]
+	gaps := make([]time.Duration, 0, renewalGaps)
+	unknown := 0.0
+	for i := 1; i < len(recent); i++ {
+		gaps = append(gaps, recent[i].mid.Sub(recent[i-1].mid))
+		h := float64(recent[i].half)
+		unknown += 2 * h * h / 3 // a gap's two ends are both uncertain
+	}
+	slices.Sort(gaps)
+	med := medianDur(gaps)
+	dev := make([]time.Duration, len(gaps))
+	for i, g := range gaps {
+		dev[i] = absDur(g - med)
+	}
+	slices.Sort(dev)
+	mad := 1.4826 * float64(medianDur(dev))
+	sd := time.Duration(math.Sqrt(mad*mad + unknown/float64(len(gaps))))
+	sd = max(sd, med/8, time.Hour)
+	if med <= 0 || sd > med/2 {
+		return 0, 0
+	}
+	return med, sd
+}
+
+// renewalGaps is how many recent gaps a renewal is read from.
+const renewalGaps = 6
 
 type event struct {
 	mid  time.Time
@@ -253,12 +304,21 @@ func dormantGap(recent []event) time.Duration {
 // slot. The test leans towards finding slots: a false slot costs a few
 // polls a week, a missed one costs hours of delay on every release.
 func significant(cl cluster, n int, p time.Duration) bool {
+	return significantAt(cl, n, p, 0.01)
+}
+
+// hourLevel is the significance an irregular Series' hour of the day needs:
+// the releases are spread over the whole day's circle, where a chance
+// bunching of half of them within a few hours is common enough at 0.01.
+const hourLevel = 0.001
+
+func significantAt(cl cluster, n int, p time.Duration, level float64) bool {
 	width := 4 * cl.spread
 	if width >= p {
 		return false
 	}
 	mu := float64(n-cl.count) * float64(width) / float64(p-width)
-	return poissonTail(cl.count, mu)*float64(p)/float64(width) < 0.01
+	return poissonTail(cl.count, mu)*float64(p)/float64(width) < level
 }
 
 // poissonTail is P(X >= k) for X ~ Poisson(mu).
@@ -337,7 +397,7 @@ func clusters(points []point, p time.Duration) []cluster {
 	var out []cluster
 	start := 0
 	for i := 1; i <= n; i++ {
-		if i < n && line[i].pos-line[i-1].pos <= clusterGap {
+		if i < n && line[i].pos-line[i-1].pos <= max(clusterGap, line[i].half+line[i-1].half) {
 			continue
 		}
 		out = append(out, summarize(line[start:i], p))
@@ -368,6 +428,8 @@ const priorSpread = 30 * time.Minute
 // point (a release seen by hourly polls is only known within the hour,
 // the variance of a uniform interval being half-width²/3).
 func summarize(vals []placed, p time.Duration) cluster {
+	count := len(vals)
+	vals = dropBlurred(vals)
 	n := len(vals)
 	pos := make([]time.Duration, n)
 	unknown := 0.0
@@ -387,7 +449,43 @@ func summarize(vals []placed, p time.Duration) cluster {
 	prior := float64(priorSpread)
 	variance := (float64(n)*mad*mad+k*prior*prior)/(float64(n)+k) + unknown/float64(n)
 	spread := max(time.Duration(math.Sqrt(variance)), minSpread)
-	return cluster{center: med % p, spread: spread, count: n}
+	return cluster{center: med % p, spread: spread, count: count}
+}
+
+// fineHalf is how precisely a window's polls (minutes apart) place a
+// release; a round-robin history or a safety poll places it within hours.
+const (
+	fineHalf  = 30 * time.Minute
+	fineCount = 6
+)
+
+// dropBlurred leaves out of a cluster's centre and spread the coarse points
+// whose interval holds the centre of its fine ones, once there are
+// fineCount of those: such a point says nothing the fine ones do not, and
+// its half-width² / 3 would widen every window (the middle of a 4-hour
+// interval is up to 2 hours off). A coarse point that does not hold it is
+// kept: a release the window missed is what the spread must cover, and
+// leaving it out would narrow the window onto where it already is.
+func dropBlurred(vals []placed) []placed {
+	var fine []time.Duration
+	for _, v := range vals {
+		if v.half <= fineHalf {
+			fine = append(fine, v.pos)
+		}
+	}
+	if len(fine) < fineCount || len(fine) == len(vals) {
+		return vals
+	}
+	slices.Sort(fine)
+	c := medianDur(fine)
+	out := make([]placed, 0, len(vals))
+	for _, v := range vals {
+		if v.half > fineHalf && v.pos-v.half <= c && c <= v.pos+v.half {
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // medianDur of sorted values.
@@ -441,10 +539,16 @@ func (r Rhythm) Describe(loc *time.Location) string {
 		return lead + ", " + parts[0]
 	case KindIrregular:
 		perWeek := r.Rate * 168
+		var d string
 		if perWeek >= 1 {
-			return fmt.Sprintf("irregular, about %.0f a week", perWeek)
+			d = fmt.Sprintf("irregular, about %.0f a week", perWeek)
+		} else {
+			d = fmt.Sprintf("irregular, about %.0f a month", perWeek*30/7)
 		}
-		return fmt.Sprintf("irregular, about %.0f a month", perWeek*30/7)
+		if len(r.Slots) == 1 {
+			d += ", mostly ~" + refMonday.Add(r.Slots[0].Offset).In(loc).Format("15:04")
+		}
+		return d
 	case KindDormant:
 		if r.Last.IsZero() {
 			return "dormant"
