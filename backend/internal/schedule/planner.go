@@ -556,7 +556,16 @@ func appendTerms(terms []term, p Planner, s *Series, rh *Rhythm) []term {
 		// about half of it when the release comes, all of it when the
 		// period is skipped.
 		a := 2.24 * (1 - sl.Hit/2) * sw * math.Sqrt(sl.Hit*sigma)
-		terms = append(terms, term{a: a, lo: 1, hi: math.Max(1, window(sl.Spread).Hours()/p.MinGap.Hours()), scale: 1 / rh.Period.Hours()})
+		// A slot's window gets at least one poll; an irregular Series'
+		// hour of the day is not an expected release, and owes its day's
+		// window only its share of a poll: priced at one, a Site of many
+		// such Series had a floor above its budget, a price no poll could
+		// meet, and sat idle (bench scale, ADR 0034).
+		lo := 1.0
+		if rh.Kind == KindIrregular {
+			lo = sl.Hit
+		}
+		terms = append(terms, term{a: a, lo: lo, hi: math.Max(1, window(sl.Spread).Hours()/p.MinGap.Hours()), scale: 1 / rh.Period.Hours()})
 	}
 	return terms
 }

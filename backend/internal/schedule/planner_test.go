@@ -562,3 +562,41 @@ func TestPlanPollsARenewalSeriesWhenItsGapIsDue(t *testing.T) {
 	late := gap(last.Add(4 * day))
 	require.Greater(t, late, 2*due, "late %v, due %v", late, due)
 }
+
+func TestPlanSpendsTheBudgetOfASiteOfIrregularSeriesWithAnHour(t *testing.T) {
+	t.Parallel()
+	// bench scale's Site: 2,000 Series, each with three releases a week
+	// apart at one hour of the day over four months (an irregular Series
+	// with an hour, the hour now), polled in the last ten hours, and a
+	// budget of two polls a day each. Priced at one poll owed to each
+	// day's window, their floor (one window poll and one safety poll a
+	// day) was above the budget: the price went to its ceiling, every
+	// Series waited for its 24-hour safety poll, and the Site sat idle for
+	// fourteen hours.
+	const n = 2000
+	now := t0.Add(120 * day)
+	series := make([]Series, n)
+	for i := range series {
+		var rel []Release
+		for w := 3; w >= 1; w-- {
+			seen := now.Add(-time.Duration(w*7+i%7)*day + time.Duration(i%13+30)*time.Minute)
+			rel = append(rel, Release{Seen: seen, After: seen.Add(-2 * time.Hour)})
+		}
+		series[i] = Series{Key: fmt.Sprintf("asura:s%d", i), Readers: 1 + i%5, Since: t0, Releases: rel,
+			LastPoll: now.Add(-time.Duration(i%600) * time.Minute)}
+	}
+	rh := Estimate(series[0].Since, now, series[0].Releases)
+	require.Equal(t, KindIrregular, rh.Kind)
+	require.Len(t, rh.Slots, 1, "the releases' hour of the day is a slot")
+
+	budget := n / 12
+	ds, err := Planner{Horizon: time.Hour}.Plan(now, Site{Name: "asura", PerHour: budget}, series)
+	require.NoError(t, err)
+	due := 0
+	for _, d := range ds {
+		if d.Due {
+			due++
+		}
+	}
+	require.Greater(t, due, budget/2, "polls queued in the next hour, budget %d", budget)
+}
