@@ -218,7 +218,7 @@ func (p Planner) plan(now time.Time, site Site, series []Series, b *buffers, dst
 	}
 
 	c := p.sitePrice(now, site, series, b)
-	p.wants(now, start, end, series, b, c, slipRate(now, site, series, b.rh))
+	p.wants(now, start, end, series, b, c, slipRate(now, site, b.rh))
 	allocate(now, site, start, end, series, b, dst)
 	return dst, nil
 }

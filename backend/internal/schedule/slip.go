@@ -30,40 +30,28 @@ const (
 	slipMax = 0.9
 )
 
-// slipRate pools the Site's weekly Series (queued ones too): releases in
-// the last lookBack a day after a slot's window and in none, over the
-// slot occurrences in that span.
-func slipRate(now time.Time, site Site, series []Series, rh []*Rhythm) float64 {
+// slipRate pools the Site's weekly Series (queued ones too): the releases
+// their rhythms counted a day after a slot's window and in none
+// (Rhythm.Slips), over the slot occurrences of the spans they observed.
+// It reads the rhythms only, not the Series' releases: the Poll's plan
+// tick gives the planner each Series' last release alone (ADR 0033), and
+// the simulator must decide as the Poll does.
+func slipRate(now time.Time, site Site, rh []*Rhythm) float64 {
 	slips, occ := 0.0, 0.0
-	add := func(s *Series, r *Rhythm) {
-		if r == nil || r.Period != week || len(r.Slots) == 0 {
+	add := func(r *Rhythm) {
+		if r == nil || r.Period != week || len(r.Slots) == 0 || !r.From.Before(now) {
 			return
 		}
-		from := now.Add(-lookBack)
-		if s.Since.After(from) {
-			from = s.Since
-		}
-		if !from.Before(now) {
-			return
-		}
-		occ += float64(len(r.Slots)) * float64(now.Sub(from)) / float64(week)
-		for j := len(s.Releases) - 1; j >= 0; j-- {
-			rel := s.Releases[j]
-			if rel.Seen.Before(from) {
-				break
-			}
-			mid, _ := rel.estimate()
-			if !r.explains(mid) && r.explains(mid.Add(-day)) {
-				slips++
-			}
-		}
+		span := min(now.Sub(r.From), lookBack)
+		occ += float64(len(r.Slots)) * float64(span) / float64(week)
+		slips += float64(r.Slips)
 	}
-	for i := range series {
-		add(&series[i], rh[i])
+	for _, r := range rh {
+		add(r)
 	}
 	for i := range site.Queued {
 		if r := site.Queued[i].Rhythm; r.plausible() {
-			add(&site.Queued[i], r)
+			add(r)
 		}
 	}
 	rate := slips / (occ + slipPrior)
