@@ -88,7 +88,7 @@ type candidate struct {
 
 // build sets m up for Series s last polled at l. Its occurrences are
 // appended to *occ, and m.occ is their stretch of it.
-func (m *model) build(p Planner, s *Series, l int64, rh *Rhythm, scratch *[]candidate, occ *[]occurrence) {
+func (m *model) build(p Planner, s *Series, l int64, rh *Rhythm, slip float64, scratch *[]candidate, occ *[]occurrence) {
 	*m = model{w: readerWeight(s.Readers), last: l, off: rh.OffRate, minGap: int64(p.MinGap), stepCap: int64(5 * time.Minute), finish: l + int64(p.MaxGap)}
 	var lastSeen int64 = math.MinInt64
 	if n := len(s.Releases); n > 0 && !s.Releases[n-1].Seen.Before(unixEpoch) {
@@ -143,6 +143,25 @@ func (m *model) build(p Planner, s *Series, l int64, rh *Rhythm, scratch *[]cand
 		o := occurrence{center: cd.center, start: start, end: end, sigma: float64(sl.Spread)}
 		q := sl.Hit
 		if l > start {
+			q = q / (1 - q*o.cdf(l))
+		}
+		o.qn = q
+		*occ = append(*occ, o)
+		m.stepCap = min(m.stepCap, int64(sl.Spread/4))
+	}
+	// A weekly window that closed by the last poll with nothing seen since
+	// it opened: the chapter may come a day late (slip.go).
+	for j := 0; slip > 0 && rh.Period == week && j < len(cands); j++ {
+		cd := cands[j]
+		sl := rh.Slots[cd.slot]
+		start, end := cd.center-int64(windowBefore(sl.Spread)), cd.center+int64(windowAfter(sl.Spread))
+		lateEnd := end + int64(day)
+		if end > l || lateEnd <= l || lastSeen >= start {
+			continue
+		}
+		o := occurrence{center: cd.center + int64(day), start: start + int64(day), end: lateEnd, sigma: float64(sl.Spread)}
+		q := min(slipMax, slip/(1-min(sl.Hit, 0.99)))
+		if l > o.start {
 			q = q / (1 - q*o.cdf(l))
 		}
 		o.qn = q

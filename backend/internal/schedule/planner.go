@@ -218,7 +218,7 @@ func (p Planner) plan(now time.Time, site Site, series []Series, b *buffers, dst
 	}
 
 	c := p.sitePrice(now, site, series, b)
-	p.wants(now, start, end, series, b, c)
+	p.wants(now, start, end, series, b, c, slipRate(now, site, b.rh))
 	allocate(now, site, start, end, series, b, dst)
 	return dst, nil
 }
@@ -272,7 +272,7 @@ func (p Planner) priceTerms(s *Series, rh *Rhythm, b *buffers, fixed float64) fl
 // wants decides, at price c, when each Series would be polled were slots
 // unlimited (b.wants, never before start), and values the ones that fall
 // in [start, end) and so compete for the horizon's slots (b.due).
-func (p Planner) wants(now, start, end time.Time, series []Series, b *buffers, c float64) {
+func (p Planner) wants(now, start, end time.Time, series []Series, b *buffers, c float64, slip float64) {
 	n := len(series)
 	b.wants = slices.Grow(b.wants[:0], n)[:n]
 	b.due = b.due[:0]
@@ -282,7 +282,7 @@ func (p Planner) wants(now, start, end time.Time, series []Series, b *buffers, c
 		last, polled := p.lastPoll(now, s)
 		if polled && rh.Kind != KindUnknown {
 			b.occ = b.occ[:0]
-			m.build(p, s, last.UnixNano(), rh, &b.cands, &b.occ)
+			m.build(p, s, last.UnixNano(), rh, slip, &b.cands, &b.occ)
 		}
 		w := p.want(now, s, rh, &m, c)
 		if w.at.Before(start) {

@@ -600,3 +600,48 @@ func TestPlanSpendsTheBudgetOfASiteOfIrregularSeriesWithAnHour(t *testing.T) {
 	}
 	require.Greater(t, due, budget/2, "polls queued in the next hour, budget %d", budget)
 }
+
+func TestPlanExpectsAMissedWeeklyChapterADayLateOnASiteThatSlips(t *testing.T) {
+	t.Parallel()
+	// Week 9, Wednesday 13:50: asura:late's Tuesday 14:00 chapter did not
+	// come, the window closed, and a poll at 09:50 saw nothing. On a Site whose other weekly Series
+	// put a fifth of their chapters up a day late, a day-late window opens
+	// now; on a Site whose Series never slip, the next poll is a safety
+	// poll hours away.
+	now := t0.Add(9*week + tue14 + day - 10*time.Minute)
+	late := Series{Key: "asura:late", Readers: 1, Since: t0,
+		Releases: observed(weekly(9, tue14, none), 5*time.Minute, 0),
+		LastPoll: now.Add(-4 * time.Hour)}
+	site := func(slips bool) []Series {
+		out := []Series{late}
+		for i := range 10 {
+			var rel []time.Time
+			if slips {
+				slipped := []int{i % 9, (i + 4) % 9}
+				rel = weekly(10, tue14, none, slipped...)
+				for _, w := range slipped {
+					rel = append(rel, t0.Add(time.Duration(w)*week+tue14+day))
+				}
+				slices.SortFunc(rel, time.Time.Compare)
+			} else {
+				rel = weekly(10, tue14, none)
+			}
+			out = append(out, Series{Key: fmt.Sprintf("asura:s%d", i), Readers: 1, Since: t0,
+				Releases: observed(rel, 5*time.Minute, 0), LastPoll: now.Add(-5 * time.Minute)})
+		}
+		return out
+	}
+	plan := func(slips bool) Decision {
+		ds, err := Planner{Horizon: time.Hour}.Plan(now, Site{Name: "asura", PerHour: 2}, site(slips))
+		require.NoError(t, err)
+		return ds[0]
+	}
+	d := plan(true)
+	require.Equal(t, ReasonWindow, d.Reason)
+	require.True(t, d.Due)
+	require.True(t, d.At.Before(now.Add(30*time.Minute)), "%v after now", d.At.Sub(now))
+	d = plan(false)
+	require.Equal(t, ReasonSafety, d.Reason)
+	require.False(t, d.Due)
+	require.True(t, d.At.After(now.Add(2*time.Hour)), "%v after now", d.At.Sub(now))
+}

@@ -79,6 +79,10 @@ type Rhythm struct {
 	// author on a steady pace at no fixed hour); the off-schedule rate is
 	// then shaped by the time since the last release (hazard.go).
 	Gap, GapSpread time.Duration
+	// Slips counts a weekly Series' releases in the observed span that came
+	// a day after a slot's window and in none: pooled over a Site they say
+	// whether it slips chapters to the next day (slip.go).
+	Slips int
 	// Confidence is 0..1: the share of releases the Slots explain, scaled
 	// down while the history is short.
 	Confidence float64
@@ -208,6 +212,11 @@ func Estimate(since, now time.Time, releases []Release) Rhythm {
 		if len(rh.Slots) > 0 {
 			rh.Kind = KindWeekly
 			rh.Period = week
+			for _, e := range events {
+				if !rh.explains(e.mid) && rh.explains(e.mid.Add(-day)) {
+					rh.Slips++
+				}
+			}
 		} else {
 			rh.Kind = KindIrregular
 		}
