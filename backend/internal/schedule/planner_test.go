@@ -600,3 +600,32 @@ func TestPlanSpendsTheBudgetOfASiteOfIrregularSeriesWithAnHour(t *testing.T) {
 	}
 	require.Greater(t, due, budget/2, "polls queued in the next hour, budget %d", budget)
 }
+
+func TestPlanPricesARenewalEarlyInItsGapAtItsShapedRate(t *testing.T) {
+	t.Parallel()
+	// A Site of steady authors (a 30-hour renewal), all of whom released
+	// together, and a probe at a flat rate. Two hours after the releases
+	// the renewals poll at a fraction of the flat rate: priced at it
+	// anyway, the budget they left was never spent (the probe's poll came
+	// as late as when they are due). Priced at what they spend, the price
+	// falls and the probe is polled sooner than when the renewals are due.
+	history := observed(steadyAuthor(), 30*time.Minute, 0)
+	last := history[len(history)-1].Seen
+	probeGap := func(now time.Time) time.Duration {
+		var series []Series
+		for i := range 300 {
+			series = append(series, Series{Key: fmt.Sprintf("quill:s%d", i), Readers: 1 + i%4, Since: t0,
+				Releases: history, LastPoll: now.Add(-time.Duration(i%60) * time.Minute)})
+		}
+		probe := Series{Key: "quill:probe", Readers: 2, Since: t0, LastPoll: now.Add(-10 * time.Minute),
+			Rhythm: &Rhythm{Kind: KindIrregular, Rate: 0.02, OffRate: 0.02}}
+		ds, err := Planner{}.Plan(now, Site{Name: "quill", PerHour: 20}, append(series, probe))
+		require.NoError(t, err)
+		d := ds[len(ds)-1]
+		require.Equal(t, probe.Key, d.Key)
+		require.Equal(t, ReasonSafety, d.Reason)
+		return d.At.Sub(probe.LastPoll)
+	}
+	early, due := probeGap(last.Add(2*time.Hour)), probeGap(last.Add(29*time.Hour))
+	require.Less(t, early, due*2/3, "early %v, due %v", early, due)
+}
