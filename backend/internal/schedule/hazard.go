@@ -197,7 +197,7 @@ const (
 	renewalHi   = 6
 	renewalOver = 3 // spreads past the gap
 	// renewalPriceHi caps the shape a renewal is priced at (planner.go).
-	renewalPriceHi = 2
+	renewalPriceHi = 1.5
 )
 
 // renewalOf is the renewal a Series' model shapes its off-schedule rate

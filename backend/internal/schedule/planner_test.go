@@ -629,3 +629,31 @@ func TestPlanPricesARenewalEarlyInItsGapAtItsShapedRate(t *testing.T) {
 	early, due := probeGap(last.Add(2*time.Hour)), probeGap(last.Add(29*time.Hour))
 	require.Less(t, early, due*2/3, "early %v, due %v", early, due)
 }
+
+func TestPlanPollsASeriesStarvedForTwoMaxGaps(t *testing.T) {
+	t.Parallel()
+	// A saturated Site: five slots in the horizon, ten new Series wanting
+	// them. A dormant Series, one Reader, unpolled for three days: at its
+	// model's odds (a release in three days at its slow rate, about 2%) its
+	// poll lost every slot to them, and a return went unseen for a week.
+	// Starved past two MaxGaps, it counts as a certain release.
+	now := time.Unix(1_800_000_000-1_800_000_000%36, 0).UTC()
+	var series []Series
+	for i := range 10 {
+		series = append(series, Series{Key: fmt.Sprintf("asura:%02d", i), Readers: 2, Since: now.Add(-day), LastPoll: now.Add(-2 * time.Hour)})
+	}
+	dormant := Series{Key: "asura:dormant", Readers: 1, Since: now.Add(-10 * week), LastPoll: now.Add(-3 * day),
+		Rhythm: &Rhythm{Kind: KindDormant, Rate: 0.0003, OffRate: 0.0003}}
+	ds, err := Planner{}.Plan(now, Site{Name: "asura", PerHour: 100}, append(series, dormant))
+	require.NoError(t, err)
+	due := 0
+	for _, d := range ds {
+		if d.Due {
+			due++
+		}
+	}
+	require.Equal(t, 5, due, "the Site is saturated")
+	d := ds[len(ds)-1]
+	require.Equal(t, dormant.Key, d.Key)
+	require.True(t, d.Due, "%+v", d)
+}
