@@ -94,9 +94,8 @@ func (m *model) build(p Planner, s *Series, l int64, rh *Rhythm, slip float64, s
 	if n := len(s.Releases); n > 0 && !s.Releases[n-1].Seen.Before(unixEpoch) {
 		lastSeen = s.Releases[n-1].Seen.UnixNano()
 	}
-	if rh.Gap > 0 && rh.GapSpread > 0 && len(rh.Slots) == 0 && lastSeen != math.MinInt64 {
-		mid, _ := s.Releases[len(s.Releases)-1].estimate()
-		m.gapMu, m.gapSigma, m.lastRel = float64(rh.Gap), float64(rh.GapSpread), mid.UnixNano()
+	if mu, sigma, lastRel, ok := renewalOf(s, rh); ok && lastSeen != math.MinInt64 {
+		m.gapMu, m.gapSigma, m.lastRel = mu, sigma, lastRel
 		m.stepCap = max(m.stepCap, int64(rh.GapSpread/8))
 	}
 	if lastSeen != math.MinInt64 && lastSeen+int64(BurstSpan) > l {
@@ -216,7 +215,25 @@ const (
 	renewalLo   = 0.15
 	renewalHi   = 6
 	renewalOver = 3 // spreads past the gap
+	// renewalPriceHi caps the shape a renewal is priced at (planner.go).
+	renewalPriceHi = 1.5
 )
+
+// renewalOf is the renewal a Series' model shapes its off-schedule rate
+// with: the gap's mean and spread and the last release (ns); false when
+// its rhythm has none.
+func renewalOf(s *Series, rh *Rhythm) (mu, sigma float64, lastRel int64, ok bool) {
+	n := len(s.Releases)
+	if rh.Gap <= 0 || rh.GapSpread <= 0 || len(rh.Slots) > 0 || n == 0 || s.Releases[n-1].Seen.Before(unixEpoch) {
+		return 0, 0, 0, false
+	}
+	mid, half := s.Releases[n-1].estimate()
+	// The gap runs from the last release's middle, which is known only
+	// within its interval: a release a safety poll found hours late
+	// widens the next one's spread (uniform: half²/3).
+	sp, h := float64(rh.GapSpread), float64(half)
+	return float64(rh.Gap), math.Sqrt(sp*sp + h*h/3), mid.UnixNano(), true
+}
 
 // shape is the renewal's hazard at t relative to the mean rate: the
 // hazard of a Gaussian gap, f/S, times the mean gap; 1 without a renewal.
@@ -224,7 +241,11 @@ func (m *model) shape(t int64) float64 {
 	if m.gapSigma == 0 {
 		return 1
 	}
-	z := (float64(t-m.lastRel) - m.gapMu) / m.gapSigma
+	return renewalShape(m.gapMu, m.gapSigma, t-m.lastRel)
+}
+
+func renewalShape(mu, sigma float64, since int64) float64 {
+	z := (float64(since) - mu) / sigma
 	if z > renewalOver {
 		// Far past due: the pace is broken (a hiatus), back to the rate.
 		return 1
@@ -233,7 +254,7 @@ func (m *model) shape(t int64) float64 {
 	surv := 0.5 * math.Erfc(z/math.Sqrt2)
 	r := float64(renewalHi)
 	if surv > 1e-9 {
-		r = min(renewalHi, f/surv*m.gapMu/m.gapSigma)
+		r = min(renewalHi, f/surv*mu/sigma)
 	}
 	return max(renewalLo, r)
 }

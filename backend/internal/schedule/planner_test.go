@@ -645,3 +645,60 @@ func TestPlanExpectsAMissedWeeklyChapterADayLateOnASiteThatSlips(t *testing.T) {
 	require.False(t, d.Due)
 	require.True(t, d.At.After(now.Add(2*time.Hour)), "%v after now", d.At.Sub(now))
 }
+
+func TestPlanPricesARenewalEarlyInItsGapAtItsShapedRate(t *testing.T) {
+	t.Parallel()
+	// A Site of steady authors (a 30-hour renewal), all of whom released
+	// together, and a probe at a flat rate. Two hours after the releases
+	// the renewals poll at a fraction of the flat rate: priced at it
+	// anyway, the budget they left was never spent (the probe's poll came
+	// as late as when they are due). Priced at what they spend, the price
+	// falls and the probe is polled sooner than when the renewals are due.
+	history := observed(steadyAuthor(), 30*time.Minute, 0)
+	last := history[len(history)-1].Seen
+	probeGap := func(now time.Time) time.Duration {
+		var series []Series
+		for i := range 300 {
+			series = append(series, Series{Key: fmt.Sprintf("quill:s%d", i), Readers: 1 + i%4, Since: t0,
+				Releases: history, LastPoll: now.Add(-time.Duration(i%60) * time.Minute)})
+		}
+		probe := Series{Key: "quill:probe", Readers: 2, Since: t0, LastPoll: now.Add(-10 * time.Minute),
+			Rhythm: &Rhythm{Kind: KindIrregular, Rate: 0.02, OffRate: 0.02}}
+		ds, err := Planner{}.Plan(now, Site{Name: "quill", PerHour: 20}, append(series, probe))
+		require.NoError(t, err)
+		d := ds[len(ds)-1]
+		require.Equal(t, probe.Key, d.Key)
+		require.Equal(t, ReasonSafety, d.Reason)
+		return d.At.Sub(probe.LastPoll)
+	}
+	early, due := probeGap(last.Add(2*time.Hour)), probeGap(last.Add(29*time.Hour))
+	require.Less(t, early, due*2/3, "early %v, due %v", early, due)
+}
+
+func TestPlanPollsASeriesStarvedForTwoMaxGaps(t *testing.T) {
+	t.Parallel()
+	// A saturated Site: five slots in the horizon, ten new Series wanting
+	// them. A dormant Series, one Reader, unpolled for three days: at its
+	// model's odds (a release in three days at its slow rate, about 2%) its
+	// poll lost every slot to them, and a return went unseen for a week.
+	// Starved past two MaxGaps, it counts as a certain release.
+	now := time.Unix(1_800_000_000-1_800_000_000%36, 0).UTC()
+	var series []Series
+	for i := range 10 {
+		series = append(series, Series{Key: fmt.Sprintf("asura:%02d", i), Readers: 2, Since: now.Add(-day), LastPoll: now.Add(-2 * time.Hour)})
+	}
+	dormant := Series{Key: "asura:dormant", Readers: 1, Since: now.Add(-10 * week), LastPoll: now.Add(-3 * day),
+		Rhythm: &Rhythm{Kind: KindDormant, Rate: 0.0003, OffRate: 0.0003}}
+	ds, err := Planner{}.Plan(now, Site{Name: "asura", PerHour: 100}, append(series, dormant))
+	require.NoError(t, err)
+	due := 0
+	for _, d := range ds {
+		if d.Due {
+			due++
+		}
+	}
+	require.Equal(t, 5, due, "the Site is saturated")
+	d := ds[len(ds)-1]
+	require.Equal(t, dormant.Key, d.Key)
+	require.True(t, d.Due, "%+v", d)
+}
