@@ -40,7 +40,7 @@
 // (every c/sqrt(Readers*hazard) hours, which minimises the Reader-weighted
 // mean detection delay for a number of polls), with Readers weighed a
 // little more (Readers^0.7) because the goal is the median and p90, not
-// the mean; c is set so the Site's projected polls fill 95% of its
+// the mean; c is set so the Site's projected polls fill 98% of its
 // budget. In a window that means a poll
 // every few minutes; outside, a safety poll hours apart; for a Series that
 // releases at random, a steady rate that grows with its Readers.

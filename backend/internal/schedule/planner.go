@@ -36,7 +36,11 @@ const (
 // utilization is the share of a Site's budget the planner plans to spend on
 // its own schedule; the rest absorbs hints, owner requests and releases
 // that cluster at the same hour, so those rarely push a poll over budget.
-const utilization = 0.95
+// 0.98, not 0.95: a poll pushed out is dropped by value, and since the
+// starved Series is valued as a certain release (value) nothing waits
+// for ever; the 3% more polls improved every simulator figure at 0.1 and
+// 0.25 but novels' median (ADR 0034).
+const utilization = 0.98
 
 // Errors Plan reports for input it cannot plan with.
 var (
