@@ -222,7 +222,7 @@ func (p Planner) plan(now time.Time, site Site, series []Series, b *buffers, dst
 	}
 
 	c := p.sitePrice(now, site, series, b)
-	p.wants(now, start, end, series, b, c, slipRate(now, site, b.rh))
+	p.wants(now, start, end, series, b, c, slipRate(now, b.rh))
 	allocate(now, site, start, end, series, b, dst)
 	return dst, nil
 }
@@ -231,12 +231,12 @@ func (p Planner) plan(now time.Time, site Site, series []Series, b *buffers, dst
 // missing or implausible) and returns the price of a poll: it depends on
 // every Series of the Site, the queued ones too, so rhythms come first.
 func (p Planner) sitePrice(now time.Time, site Site, series []Series, b *buffers) float64 {
-	n := len(series)
-	b.rh = slices.Grow(b.rh[:0], n)[:n]
 	b.terms = b.terms[:0]
 	fixed := 0.0
-	for i := range series {
-		s := &series[i]
+	// b.rh holds the planned Series' rhythms, then the queued ones': the
+	// price and the Site's slip share (slipRate) read them all.
+	b.rh = slices.Grow(b.rh[:0], len(series)+len(site.Queued))
+	add := func(s *Series) {
 		rh := s.Rhythm
 		if !rh.plausible() {
 			// Missing, or not something Estimate could have made (a zero
@@ -244,17 +244,14 @@ func (p Planner) sitePrice(now time.Time, site Site, series []Series, b *buffers
 			r := Estimate(s.Since, now, s.Releases)
 			rh = &r
 		}
-		b.rh[i] = rh
+		b.rh = append(b.rh, rh)
 		fixed = p.priceTerms(now, s, rh, b, fixed)
 	}
+	for i := range series {
+		add(&series[i])
+	}
 	for i := range site.Queued {
-		s := &site.Queued[i]
-		rh := s.Rhythm
-		if !rh.plausible() {
-			r := Estimate(s.Since, now, s.Releases)
-			rh = &r
-		}
-		fixed = p.priceTerms(now, s, rh, b, fixed)
+		add(&site.Queued[i])
 	}
 	return p.price(fixed, float64(site.PerHour)*utilization, b.terms)
 }

@@ -30,29 +30,22 @@ const (
 	slipMax = 0.9
 )
 
-// slipRate pools the Site's weekly Series (queued ones too): the releases
-// their rhythms counted a day after a slot's window and in none
-// (Rhythm.Slips), over the slot occurrences of the spans they observed.
-// It reads the rhythms only, not the Series' releases: the Poll's plan
-// tick gives the planner each Series' last release alone (ADR 0033), and
-// the simulator must decide as the Poll does.
-func slipRate(now time.Time, site Site, rh []*Rhythm) float64 {
+// slipRate pools the Site's weekly Series (rh: the planned and the queued,
+// as sitePrice read them): the releases their rhythms counted a day after
+// a slot's window and in none (Rhythm.Slips), over the slot occurrences of
+// the spans they observed. It reads the rhythms only, not the Series'
+// releases: the Poll's plan tick gives the planner each Series' last
+// release alone (ADR 0033), and the simulator must decide as the Poll
+// does.
+func slipRate(now time.Time, rh []*Rhythm) float64 {
 	slips, occ := 0.0, 0.0
-	add := func(r *Rhythm) {
-		if r == nil || r.Period != week || len(r.Slots) == 0 || !r.From.Before(now) {
-			return
+	for _, r := range rh {
+		if r.Period != week || len(r.Slots) == 0 || !r.From.Before(now) {
+			continue
 		}
 		span := min(now.Sub(r.From), lookBack)
 		occ += float64(len(r.Slots)) * float64(span) / float64(week)
 		slips += float64(r.Slips)
-	}
-	for _, r := range rh {
-		add(r)
-	}
-	for i := range site.Queued {
-		if r := site.Queued[i].Rhythm; r.plausible() {
-			add(r)
-		}
 	}
 	rate := slips / (occ + slipPrior)
 	if rate < slipMin {
