@@ -324,7 +324,7 @@ func (a *Adaptive) listingPlan(ctx context.Context, client *river.Client[pgx.Tx]
 	if err != nil {
 		return budget, err
 	}
-	plan := schedule.PlanListing(budget, held, st.Rate, st.Entries)
+	plan := a.Planner.PlanListing(budget, held, st.Rate, st.Entries)
 	end := start.Add(a.horizon())
 	next := start
 	if st.NextAt != nil && st.NextAt.After(start) {

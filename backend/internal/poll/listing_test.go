@@ -200,7 +200,7 @@ func TestListingFindsReleasesWithinOnePeriodWithinTheBudget(t *testing.T) {
 	st, err := s.e.st.SiteListingOf(context.Background(), s.site.Name)
 	require.NoError(t, err)
 	require.Equal(t, store.ListingHealthy, st.State, "two good reads make the listing trusted: %+v", st)
-	plan := schedule.PlanListing(budget, len(keys), st.Rate, st.Entries)
+	plan := s.a.Planner.PlanListing(budget, len(keys), st.Rate, st.Entries)
 	require.NotEmpty(t, s.reads)
 	for i := 1; i < len(s.reads); i++ {
 		require.LessOrEqual(t, s.reads[i].Sub(s.reads[i-1]), 2*plan.Period, "the listing is read every period")
@@ -342,58 +342,64 @@ func TestListingConfirmsAgainWhenTheSeriesPageLags(t *testing.T) {
 
 // TestListingPlanFigures measures, through the production plan on Postgres
 // with a fake clock, a Site of 60 weekly Series (releases spread over the
-// day) with its listing and without: requests per hour (listing reads
-// counted) and the median and worst detection delay. A figure, not a
-// check: it runs only with LECTERN_FIGURES=1.
+// day) at a budget of 120 an hour, and a Reader's 3 Series on a Site paced
+// at a request a second, with its listing and without: requests per hour
+// (listing reads counted) and the median and worst detection delay. A
+// figure, not a check: it runs only with LECTERN_FIGURES=1.
 //
 //	LECTERN_FIGURES=1 go test -run ListingPlanFigures -v ./backend/internal/poll/
 func TestListingPlanFigures(t *testing.T) {
 	if os.Getenv("LECTERN_FIGURES") == "" {
 		t.Skip("a figure: set LECTERN_FIGURES=1")
 	}
-	for _, on := range []bool{true, false} {
-		monday := nextMonday(12)
-		const budget = 120
-		s := newListingSim(t, monday, budget)
-		s.a.Listings = on
-		var keys []string
-		for i := range 60 {
-			var seen []time.Time
-			hour := time.Duration(24+i%24) * time.Hour
-			for w := 7; w >= 1; w-- {
-				seen = append(seen, monday.Add(hour-time.Duration(w)*7*24*time.Hour+20*time.Minute))
-			}
-			key := s.series(fmt.Sprintf("f%d", i), 1+i%5, monday.Add(-8*7*24*time.Hour), monday.Add(-30*time.Minute), seen)
-			keys = append(keys, key)
-			s.releases[key] = []time.Time{monday.Add(hour + time.Duration(i%30-15)*time.Minute)}
+	for _, c := range []struct{ n, budget int }{{60, 120}, {3, 3600}} {
+		for _, on := range []bool{true, false} {
+			listingFigure(t, c.n, c.budget, on)
 		}
-		from := monday.Add(6 * time.Hour)
-		s.run(monday.Add(54 * time.Hour))
-		var delays []time.Duration
-		for _, key := range keys {
-			r := s.releases[key][0]
-			for _, p := range s.polls {
-				if p.key == key && !p.at.Before(r) {
-					delays = append(delays, p.at.Sub(r))
-					break
-				}
-			}
-		}
-		slices.Sort(delays)
-		n := 0
-		for _, p := range s.polls {
-			if !p.at.Before(from) {
-				n++
-			}
-		}
-		reads := 0
-		for _, r := range s.reads {
-			if !r.Before(from) {
-				reads++
-			}
-		}
-		hours := s.now.Sub(from).Hours()
-		t.Logf("listing %v: %.1f requests/h (%.1f listing reads/h), %d of 60 releases found, median %v, worst %v, busiest hour %d of %d",
-			on, float64(n+reads)/hours, float64(reads)/hours, len(delays), delays[len(delays)/2], delays[len(delays)-1], s.busiestHour(from), budget)
 	}
+}
+
+func listingFigure(t *testing.T, count, budget int, on bool) {
+	monday := nextMonday(12)
+	s := newListingSim(t, monday, budget)
+	s.a.Listings = on
+	var keys []string
+	for i := range count {
+		var seen []time.Time
+		hour := time.Duration(24+i%24) * time.Hour
+		for w := 7; w >= 1; w-- {
+			seen = append(seen, monday.Add(hour-time.Duration(w)*7*24*time.Hour+20*time.Minute))
+		}
+		key := s.series(fmt.Sprintf("f%d", i), 1+i%5, monday.Add(-8*7*24*time.Hour), monday.Add(-30*time.Minute), seen)
+		keys = append(keys, key)
+		s.releases[key] = []time.Time{monday.Add(hour + time.Duration(i%30-15)*time.Minute)}
+	}
+	from := monday.Add(6 * time.Hour)
+	s.run(monday.Add(54 * time.Hour))
+	var delays []time.Duration
+	for _, key := range keys {
+		r := s.releases[key][0]
+		for _, p := range s.polls {
+			if p.key == key && !p.at.Before(r) {
+				delays = append(delays, p.at.Sub(r))
+				break
+			}
+		}
+	}
+	slices.Sort(delays)
+	n := 0
+	for _, p := range s.polls {
+		if !p.at.Before(from) {
+			n++
+		}
+	}
+	reads := 0
+	for _, r := range s.reads {
+		if !r.Before(from) {
+			reads++
+		}
+	}
+	hours := s.now.Sub(from).Hours()
+	t.Logf("%d Series, listing %v: %.1f requests/h (%.1f listing reads/h), %d of %d releases found, median %v, worst %v, busiest hour %d of %d",
+		count, on, float64(n+reads)/hours, float64(reads)/hours, len(delays), count, delays[len(delays)/2], delays[len(delays)-1], s.busiestHour(from), budget)
 }

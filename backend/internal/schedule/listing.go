@@ -73,18 +73,19 @@ func (b ListingBudget) SeriesBudget(perHour int) int { return max(1, perHour-b.R
 // The Series' own polls keep what the covered Series' safety polls need
 // with room to spare (and a tenth of the budget at least, for hints and
 // the Owner); the listing's reads take half of the rest, at most one per
-// ListingFloor, more when its reach asks for it; the confirming polls get
-// what remains. Confirms are a cap, not a spend: in a quiet hour they are
-// not made, and in a Site-wide drop they let the releases the listing
-// shows be polled at once rather than at the next plan.
-func PlanListing(perHour, held int, rate float64, entries int) ListingBudget {
+// ListingFloor and at most what polling every held Series once per
+// Interval would cost, more when its reach asks for it; the confirming
+// polls get what remains. Confirms are a cap, not a spend: in a quiet hour
+// they are not made, and in a Site-wide drop they let the releases the
+// listing shows be polled at once rather than at the next plan.
+func (p Planner) PlanListing(perHour, held int, rate float64, entries int) ListingBudget {
 	if perHour < 1 {
 		return ListingBudget{Period: ListingFloor}
 	}
 	cover := float64(held) / ListedGap.Hours()
 	series := max(math.Ceil(1.5*cover)+2, math.Ceil(0.1*float64(perHour)))
 	rest := math.Floor(listingUse*float64(perHour)) - series
-	reads := min(float64(time.Hour/ListingFloor), rest/2)
+	reads := min(float64(time.Hour/ListingFloor), rest/2, p.perSeriesReads(held))
 	if rate > 0 && entries > 0 {
 		// The listing reaches entries/rate hours back; reading it
 		// listingScrollSafe times within that leaves room for a burst.
@@ -97,6 +98,20 @@ func PlanListing(perHour, held int, rate float64, entries int) ListingBudget {
 	b.Confirms = max(0, int(rest)-n)
 	b.Reserve = n + b.Confirms
 	return b
+}
+
+// perSeriesReads is the most listing reads per hour worth making for held
+// Series: what polling each of them once per Interval costs, the rate the
+// price's floor gives a lone Reader's weekly Series. A listing is a way to
+// ask less of a Site; at its floor (30 reads an hour) it asked a Site
+// where the Reader holds one Series thirty times what that Series' own
+// polls did (the demo, ADR 0029).
+func (p Planner) perSeriesReads(held int) float64 {
+	interval := p.Interval
+	if interval <= 0 {
+		interval = DefaultInterval
+	}
+	return max(1, float64(held)*float64(time.Hour)/float64(interval))
 }
 
 // listingWant is the poll a Series would like under its Site's listing; ok is

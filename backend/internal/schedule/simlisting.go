@@ -179,7 +179,7 @@ func (t *trace) adaptive(ctx context.Context) (PolicyResult, error) {
 			}
 		}
 		if K > 0 {
-			runs[k].listing.plan = PlanListing(t.sites[k].perHour, t.sites[k].held, 0, K)
+			runs[k].listing.plan = p.PlanListing(t.sites[k].perHour, t.sites[k].held, 0, K)
 			runs[k].listing.next = t.half
 		}
 	}
@@ -289,7 +289,7 @@ func (t *trace) adaptive(ctx context.Context) (PolicyResult, error) {
 			healthy := false
 			if K > 0 {
 				all, _ := l.rates(now)
-				l.plan = PlanListing(perHour, t.sites[k].held, all, K)
+				l.plan = p.PlanListing(perHour, t.sites[k].held, all, K)
 				perHour = max(1, perHour-l.reserve(now))
 				healthy = l.good >= ListingTrustReads && !now.Before(l.fallback)
 			}

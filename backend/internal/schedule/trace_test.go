@@ -99,7 +99,7 @@ func TestSimulateWithAListing(t *testing.T) {
 	require.Positive(t, a.ListingPolls)
 	require.Positive(t, a.Reasons[ReasonListing])
 
-	plan := PlanListing(with.BudgetPerHour, with.Held, 0, 40)
+	plan := Planner{}.PlanListing(with.BudgetPerHour, with.Held, 0, 40)
 	for _, s := range a.samples {
 		if s.reason == ReasonListing {
 			require.LessOrEqual(t, s.latency, plan.Period+DefaultHorizon+time.Minute, "a release the listing shows is polled within a listing period (and a plan)")
@@ -112,20 +112,31 @@ func TestSimulateWithAListing(t *testing.T) {
 
 func TestPlanListing(t *testing.T) {
 	t.Parallel()
-	b := PlanListing(500, 5000, 0, 40)
+	b := Planner{}.PlanListing(500, 5000, 0, 40)
 	require.Equal(t, ListingFloor, b.Period, "a large budget reads the listing at its floor")
 	require.Less(t, b.Reserve, 500)
 	require.GreaterOrEqual(t, b.SeriesBudget(500), 5000/int(ListedGap.Hours()), "the covered Series keep their safety polls")
 
-	small := PlanListing(20, 100, 0, 40)
+	small := Planner{}.PlanListing(20, 100, 0, 40)
 	require.Greater(t, small.Period, ListingFloor, "a small budget reads it less often")
 	require.LessOrEqual(t, small.Reserve, 20)
 
 	// A Site releasing fast, whose 40 entries reach back 20 minutes, is
 	// read often enough that nothing scrolls past between two reads.
-	fast := PlanListing(60, 100, 120, 40)
+	fast := Planner{}.PlanListing(60, 100, 120, 40)
 	require.LessOrEqual(t, fast.Period, 5*time.Minute)
-	require.Equal(t, ListingFloor, PlanListing(60, 100, 100000, 40).Period, "never below the floor")
+	require.Equal(t, ListingFloor, Planner{}.PlanListing(60, 100, 100000, 40).Period, "never below the floor")
+
+	// A Reader with a few Series on a Site paced at a request a second:
+	// the listing costs no more than polling each of them once per
+	// Interval would, not the 30 reads an hour the budget allows.
+	require.Equal(t, time.Hour, Planner{}.PlanListing(3600, 1, 0, 40).Period)
+	require.Equal(t, 12*time.Minute, Planner{}.PlanListing(3600, 5, 0, 40).Period)
+	require.Equal(t, 30*time.Minute, Planner{Interval: 2 * time.Hour}.PlanListing(3600, 4, 0, 40).Period)
+	require.Equal(t, time.Hour, Planner{Interval: 6 * time.Hour}.PlanListing(3600, 1, 0, 40).Period, "at least a read an hour")
+	// Unless releases would scroll past: a listing read too rarely for its
+	// reach misses releases, so its reach still decides.
+	require.Equal(t, 4*time.Minute, Planner{}.PlanListing(3600, 1, 150, 40).Period)
 }
 
 // The planner polls a Series the listing shows newer at once, before any
