@@ -70,10 +70,15 @@ type model struct {
 	off      float64
 	burst    float64
 	burstEnd int64
-	occ      []occurrence
-	minGap   int64
-	stepCap  int64
-	finish   int64
+	// burstFade is the last release's interval (After, Seen] in ns: a
+	// second chapter up to BurstSpan after a release a slow poll found
+	// may already have come with it, so the burst's rate fades over its
+	// last burstFade (burstRate).
+	burstFade int64
+	occ       []occurrence
+	minGap    int64
+	stepCap   int64
+	finish    int64
 	// A renewal (Rhythm.Gap): the off-schedule rate is shaped by the time
 	// since lastRel, the middle of the last release's interval.
 	gapMu, gapSigma float64 // nanoseconds; zero: no renewal
@@ -90,9 +95,12 @@ type candidate struct {
 // appended to *occ, and m.occ is their stretch of it.
 func (m *model) build(p Planner, s *Series, l int64, rh *Rhythm, slip float64, scratch *[]candidate, occ *[]occurrence) {
 	*m = model{w: readerWeight(s.Readers), last: l, off: rh.OffRate, minGap: int64(p.MinGap), stepCap: int64(5 * time.Minute), finish: l + int64(p.MaxGap)}
-	var lastSeen int64 = math.MinInt64
+	var lastSeen, lastAfter int64 = math.MinInt64, math.MinInt64
 	if n := len(s.Releases); n > 0 && !s.Releases[n-1].Seen.Before(unixEpoch) {
 		lastSeen = s.Releases[n-1].Seen.UnixNano()
+		if a := s.Releases[n-1].After; !a.IsZero() && !a.Before(unixEpoch) {
+			lastAfter = a.UnixNano()
+		}
 	}
 	if mu, sigma, lastRel, ok := renewalOf(s, rh); ok && lastSeen != math.MinInt64 {
 		m.gapMu, m.gapSigma, m.lastRel = mu, sigma, lastRel
@@ -101,6 +109,9 @@ func (m *model) build(p Planner, s *Series, l int64, rh *Rhythm, slip float64, s
 	if lastSeen != math.MinInt64 && lastSeen+int64(BurstSpan) > l {
 		m.burst = rh.Burst / BurstSpan.Hours()
 		m.burstEnd = lastSeen + int64(BurstSpan)
+		if lastAfter != math.MinInt64 && lastAfter < lastSeen {
+			m.burstFade = lastSeen - lastAfter
+		}
 	}
 	if len(rh.Slots) == 0 || rh.Period <= 0 {
 		return
@@ -202,7 +213,7 @@ func (m *model) hazard(t int64) (total, windowed float64) {
 	}
 	total = m.off*m.shape(t) + windowed
 	if t < m.burstEnd {
-		total += m.burst
+		total += m.burstRate(t)
 	}
 	return total, windowed
 }
@@ -259,13 +270,48 @@ func renewalShape(mu, sigma float64, since int64) float64 {
 	return max(renewalLo, r)
 }
 
+// burstRate is the burst's rate at t, before burstEnd. A second chapter
+// comes up to BurstSpan after its release, which a poll found at Seen and
+// which happened uniformly in (After, Seen] (width f): at Seen+x, the
+// share of the releases that can still be followed is min(f, BurstSpan-x)/f.
+// A release seen within minutes keeps the full rate for BurstSpan; one a
+// 4-hour safety poll found expects its second chapter mostly already seen
+// with it, and its rate fades from 3/4 to zero (a fixed rate from Seen
+// spent a slow Site's polls on seconds chapters long seen: novels at 0.1).
+func (m *model) burstRate(t int64) float64 {
+	left := m.burstEnd - t
+	if m.burstFade <= left {
+		return m.burst
+	}
+	return m.burst * float64(left) / float64(m.burstFade)
+}
+
+// burstBefore is the burst's expected releases from its start to t, within
+// its span.
+func (m *model) burstBefore(t int64) float64 {
+	start, fade := m.burstEnd-int64(BurstSpan), m.burstEnd-m.burstFade
+	flat := float64(min(t, max(fade, start))-start) / nsPerHour
+	h := m.burst * flat
+	if a := max(fade, start); t > a {
+		// The rate falls linearly to zero at burstEnd.
+		la, lt := float64(m.burstEnd-a), float64(m.burstEnd-t)
+		h += m.burst / float64(m.burstFade) * (la*la - lt*lt) / 2 / nsPerHour
+	}
+	return h
+}
+
 // boundary is the next instant after t at which the hazard's shape changes
 // (a window opens or closes, the burst ends), or finish; inWindow says
 // whether a window is open at t (else the hazard is constant until next).
 func (m *model) boundary(t int64) (next int64, inWindow bool) {
 	next = m.finish
 	if t < m.burstEnd {
-		next = min(next, m.burstEnd)
+		if fade := m.burstEnd - m.burstFade; t < fade {
+			next = min(next, fade)
+		} else {
+			inWindow = true // the fading rate is stepped through
+			next = min(next, m.burstEnd)
+		}
 	}
 	if m.gapSigma != 0 {
 		inWindow = true // the shaped rate is stepped through, as a window
@@ -346,7 +392,7 @@ func (m *model) cumulative(t int64) float64 {
 	}
 	if m.burst > 0 {
 		if a, b := max(l, m.burstEnd-int64(BurstSpan)), min(t, m.burstEnd); b > a {
-			h += m.burst * float64(b-a) / nsPerHour
+			h += m.burstBefore(b) - m.burstBefore(a)
 		}
 	}
 	for i := range m.occ {

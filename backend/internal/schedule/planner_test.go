@@ -702,3 +702,47 @@ func TestPlanPollsASeriesStarvedForTwoMaxGaps(t *testing.T) {
 	require.Equal(t, dormant.Key, d.Key)
 	require.True(t, d.Due, "%+v", d)
 }
+
+// A second chapter comes within BurstSpan of its release. After a release
+// the Series' own window saw within minutes, the burst's rate holds for the
+// whole span; after one a 4-hour safety poll found, most of a second
+// chapter's time has passed unseen or came with it, and the rate fades to
+// zero over the span: a fixed rate from the poll spent a slow Site's polls
+// on second chapters long seen (novels at 0.1). The expected releases the
+// value reads (cumulative) are the integral of the same hazard.
+func TestBurstFadesAfterAReleaseFoundLate(t *testing.T) {
+	t.Parallel()
+	p, err := Planner{}.withDefaults()
+	require.NoError(t, err)
+	seen := week8.Add(10 * time.Hour)
+	rh := Rhythm{Kind: KindIrregular, Rate: 0.01, OffRate: 0.01, Burst: 0.3}
+	build := func(after time.Duration) *model {
+		s := Series{Key: "quill:b", Readers: 1, Since: t0, LastPoll: seen,
+			Releases: []Release{{Seen: seen, After: seen.Add(-after)}}}
+		var (
+			m     model
+			cands []candidate
+			occ   []occurrence
+		)
+		m.build(p, &s, seen.UnixNano(), &rh, 0, &cands, &occ)
+		return &m
+	}
+	fine, late := build(5*time.Minute), build(4*time.Hour)
+	at := func(d time.Duration) int64 { return seen.Add(d).UnixNano() }
+	burst := rh.Burst / BurstSpan.Hours()
+
+	hf, _ := fine.hazard(at(2 * time.Hour))
+	hl, _ := late.hazard(at(2 * time.Hour))
+	require.InDelta(t, rh.OffRate+burst, hf, 1e-12, "seen within minutes: the whole burst")
+	require.InDelta(t, rh.OffRate+burst/4, hl, 1e-12, "found late: an hour of the span left of a 4-hour interval")
+
+	// cumulative over the span is the off rate plus the burst's integral:
+	// 0.3 for the fine release but the last 5 minutes' fade, 0.3 * (3h)²/2
+	// / (3h * 4h) for the late one.
+	require.InDelta(t, 3*rh.OffRate+rh.Burst*(1-5.0/180/2), fine.cumulative(at(BurstSpan)), 1e-9)
+	require.InDelta(t, 3*rh.OffRate+rh.Burst*9.0/2/12, late.cumulative(at(BurstSpan)), 1e-9)
+	// And its steps agree with the hazard: the next poll comes later.
+	nf, _ := fine.next(1)
+	nl, _ := late.next(1)
+	require.Greater(t, nl, nf)
+}

@@ -145,11 +145,26 @@ func Estimate(since, now time.Time, releases []Release) Rhythm {
 	}
 	slices.SortFunc(sorted, func(a, b Release) int { return a.Seen.Compare(b.Seen) })
 	events := make([]event, 0, len(sorted))
-	bursts := 0
+	// A burst (a second chapter within BurstSpan) is counted only after a
+	// release known within fineHalf, and each such release once, at the
+	// first release after it (burstShare).
+	bursts, exposed := 0.0, 0.0
+	led := -1 // the last event counted as a burst's possible first
 	for _, r := range sorted {
-		if n := len(events); n > 0 && r.Seen.Sub(events[n-1].seen) <= BurstSpan {
-			bursts++
+		n := len(events)
+		fine := n > 0 && events[n-1].half <= fineHalf
+		if fine && led != n-1 {
+			led = n - 1
+			exposed++
+		}
+		if n > 0 && r.Seen.Sub(events[n-1].seen) <= BurstSpan {
+			if fine {
+				bursts++
+			}
 			continue
+		}
+		if fine {
+			bursts += burstShare(events[n-1].seen, r)
 		}
 		mid, half := r.estimate()
 		events = append(events, event{mid: mid, half: half, seen: r.Seen})
@@ -164,7 +179,7 @@ func Estimate(since, now time.Time, releases []Release) Rhythm {
 	}
 	rh.Rate = (float64(n) + priorEvents) / (obsH + priorHours)
 	rh.OffRate = rh.Rate
-	rh.Burst = (float64(bursts) + 0.1) / (float64(n+bursts) + 2)
+	rh.Burst = min(1, (bursts+0.1)/(exposed+2))
 	if obs < minObserve || (n < minEvents && obs < fullObserve) {
 		return rh
 	}
@@ -238,6 +253,22 @@ func Estimate(since, now time.Time, releases []Release) Rhythm {
 	support := math.Min(1, float64(explained)/6)
 	rh.Confidence = float64(explained) / float64(n) * support
 	return rh
+}
+
+// burstShare is the chance that r, seen more than BurstSpan after the
+// release seen at prev, followed it within BurstSpan: the share of the
+// interval r is known to lie in, (After, Seen], that falls within
+// BurstSpan of prev (uniform within the interval).
+func burstShare(prev time.Time, r Release) float64 {
+	from := r.After
+	if from.Before(prev) {
+		from = prev
+	}
+	in := prev.Add(BurstSpan).Sub(from)
+	if in <= 0 || !from.Before(r.Seen) {
+		return 0
+	}
+	return min(1, float64(in)/float64(r.Seen.Sub(from)))
 }
 
 // renewal is the typical gap between an irregular Series' last releases

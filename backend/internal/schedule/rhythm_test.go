@@ -354,3 +354,35 @@ func TestEstimateRenewal(t *testing.T) {
 	}
 	require.Zero(t, Estimate(t0, t0.Add(4*week), observed(rels, 30*time.Minute, 0)).Gap)
 }
+
+// A poller every 4 hours sees a chapter and the one that followed it 40
+// minutes later in one poll: its history shows no double release, and
+// counting its releases as evidence against them (the old estimate: 0.4%
+// for eight weekly releases) made the model stop polling after a release
+// though the Series releases a second chapter every fourth week. Such a
+// history says nothing of doubles: the prior stays.
+func TestEstimateDoubleReleasesAreNotDisprovedByACoarseHistory(t *testing.T) {
+	t.Parallel()
+	rels := weekly(8, tue14, none)
+	rels = append(rels, rels[1].Add(40*time.Minute), rels[5].Add(40*time.Minute))
+	rh := Estimate(t0, t0.Add(8*week), observed(sorted(rels), 4*time.Hour, 0))
+	require.Equal(t, 8, rh.Events)
+	require.InDelta(t, 0.05, rh.Burst, 1e-9, "no release known within fineHalf: the prior")
+
+	// Known within 5 minutes, but the second chapter seen only by a poll 5
+	// hours after the first: it lay in (first, first+5h], three fifths of
+	// which is within BurstSpan, and counts that much.
+	fine := observed(weekly(8, tue14, none), 5*time.Minute, 0)
+	var hist []Release
+	for i, r := range fine {
+		hist = append(hist, r)
+		if i == 2 || i == 5 {
+			hist = append(hist, Release{Seen: r.Seen.Add(5 * time.Hour), After: r.Seen})
+		}
+	}
+	rh = Estimate(t0, t0.Add(8*week), hist)
+	require.Equal(t, 10, rh.Events, "seen 5 hours later: a separate event")
+	// Exposed: the seven releases known within fineHalf that another
+	// followed (not the last, not the two seen 5 hours late).
+	require.InDelta(t, (2*0.6+0.1)/(7+2), rh.Burst, 1e-9, "two releases credited 3/5 each")
+}
