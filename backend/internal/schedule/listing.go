@@ -107,11 +107,9 @@ func (p Planner) PlanListing(perHour, held int, rate float64, entries int) Listi
 // where the Reader holds one Series thirty times what that Series' own
 // polls did (the demo, ADR 0029).
 func (p Planner) perSeriesReads(held int) float64 {
-	interval := p.Interval
-	if interval <= 0 {
-		interval = DefaultInterval
-	}
-	return max(1, float64(held)*float64(time.Hour)/float64(interval))
+	// Plan refuses invalid settings; here their defaults are enough.
+	p, _ = p.withDefaults()
+	return max(1, float64(held)*float64(time.Hour)/float64(p.Interval))
 }
 
 // listingWant is the poll a Series would like under its Site's listing; ok is
