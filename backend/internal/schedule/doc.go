@@ -32,7 +32,9 @@
 //
 // Estimate places a Series' releases on a daily or weekly circle and looks
 // for tight clusters (slots: weekday and hour, spread, share of weeks
-// hit); releases outside slots make the off-schedule rate. Together they
+// hit; a slot's window is placed where its releases can have been, each
+// known as a point or as the interval between two polls); releases outside
+// slots make the off-schedule rate. Together they
 // give a release hazard: for each expected release not seen yet, a
 // Gaussian window around the slot, conditioned on nothing having been seen
 // by the last poll; plus the off-schedule rate; plus a short burst after a

@@ -204,6 +204,7 @@ func Estimate(since, now time.Time, releases []Release) Rhythm {
 		float64(cl.count) >= 0.5*obs.Hours()/24 && float64(cl.count) >= 0.6*float64(n) && cl.spread <= maxSpread {
 		rh.Kind = KindDaily
 		rh.Period = day
+		cl = cl.refined()
 		rh.Slots = []Slot{{Offset: cl.center, Spread: cl.spread, Hit: hitRate(cl.count, obsH/24)}}
 		explained = cl.count
 	} else {
@@ -220,6 +221,7 @@ func Estimate(since, now time.Time, releases []Release) Rhythm {
 			if cl.count < minEvents || cl.spread > maxSpread || float64(cl.count) < 0.4*weeks || !significant(cl, n-explained, week) {
 				continue
 			}
+			cl = cl.refined()
 			rh.Slots = append(rh.Slots, Slot{Offset: cl.center, Spread: cl.spread, Hit: hitRate(cl.count, weeks)})
 			explained += cl.count
 		}
@@ -246,6 +248,7 @@ func Estimate(since, now time.Time, releases []Release) Rhythm {
 			return rh
 		}
 		rh.Period = day
+		cl = cl.refined()
 		rh.Slots = []Slot{{Offset: cl.center, Spread: cl.spread, Hit: hitRate(cl.count, obsH/24)}}
 		explained = cl.count
 	}
@@ -384,6 +387,10 @@ type cluster struct {
 	center time.Duration // offset in the period
 	spread time.Duration
 	count  int
+	// vals are the cluster's releases on its line and period its circle's
+	// length, for refined.
+	vals   []placed
+	period time.Duration
 }
 
 // position is t's offset in a period of length p that starts at refMonday.
@@ -469,6 +476,7 @@ const priorSpread = 30 * time.Minute
 // the variance of a uniform interval being half-width²/3).
 func summarize(vals []placed, p time.Duration) cluster {
 	count := len(vals)
+	all := vals
 	vals = dropBlurred(vals)
 	n := len(vals)
 	pos := make([]time.Duration, n)
@@ -489,7 +497,19 @@ func summarize(vals []placed, p time.Duration) cluster {
 	prior := float64(priorSpread)
 	variance := (float64(n)*mad*mad+k*prior*prior)/(float64(n)+k) + unknown/float64(n)
 	spread := max(time.Duration(math.Sqrt(variance)), minSpread)
-	return cluster{center: med % p, spread: spread, count: count}
+	return cluster{center: med % p, spread: spread, count: count, vals: all, period: p}
+}
+
+// refined is cl with its slot's window: the posterior's centre and spread
+// (posterior.go) in place of the robust ones that chose it.
+func (cl cluster) refined() cluster {
+	c, sp := posteriorSlot(cl.vals)
+	c %= cl.period
+	if c < 0 {
+		c += cl.period
+	}
+	cl.center, cl.spread = c, sp
+	return cl
 }
 
 // fineHalf is how precisely a window's polls (minutes apart) place a

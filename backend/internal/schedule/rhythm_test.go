@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -321,6 +322,72 @@ func TestEstimateForgetsCoarseHistoryOnceWindowsPlaceTheSlot(t *testing.T) {
 	kept := dropBlurred(pts)
 	require.Len(t, kept, len(pts)-3, "the three history points go")
 	require.Equal(t, pts[len(pts)-1], kept[len(kept)-1], "the missed release stays")
+}
+
+func TestEstimatePlacesAWindowByItsFirstFineReleases(t *testing.T) {
+	t.Parallel()
+	// Tuesdays at 15:20 (a few minutes either way): a poller every 4 hours
+	// saw it in (12:00, 16:00] for four weeks, then two windows found it
+	// within 5 minutes. The history's middles (14:00) are still the
+	// majority; the intervals hold 15:20 and say nothing against it.
+	slot := day + 15*time.Hour + 20*time.Minute
+	jit := []time.Duration{-4, 3, 6, -2, 4, -5}
+	rels := weekly(len(jit), slot, func(w int) time.Duration { return jit[w] * time.Minute })
+	hist := append(observed(rels[:4], 4*time.Hour, 0), observed(rels[4:], 5*time.Minute, 0)...)
+	rh := Estimate(t0, t0.Add(6*week), hist)
+
+	require.Equal(t, KindWeekly, rh.Kind, "%+v", rh)
+	require.Len(t, rh.Slots, 1)
+	require.LessOrEqual(t, offsetDiff(rh.Slots[0].Offset, slot, week), 15*time.Minute, "%+v", rh.Slots[0])
+	require.Less(t, rh.Slots[0].Spread, 45*time.Minute)
+}
+
+func TestEstimateNarrowsAWindowWhoseReleasesStraddleAPoll(t *testing.T) {
+	t.Parallel()
+	// Tuesdays at 16:00, ten minutes either way, seen by a poller every 4
+	// hours: by 16:00 in some weeks and by 20:00 in the others. The
+	// intervals (12:00, 16:00] and (16:00, 20:00] only meet at 16:00. How
+	// wide the jitter is they cannot tell (ten minutes or ninety split the
+	// weeks alike), so the window stays wider than the jitter, but not the
+	// three hours of the two intervals' middles.
+	slot := day + 16*time.Hour
+	jit := []time.Duration{-10, 10, -10, 10, -10, 10}
+	rels := weekly(len(jit), slot, func(w int) time.Duration { return jit[w] * time.Minute })
+	rh := Estimate(t0, t0.Add(6*week), observed(rels, 4*time.Hour, 0))
+
+	require.Equal(t, KindWeekly, rh.Kind, "%+v", rh)
+	require.Len(t, rh.Slots, 1)
+	require.LessOrEqual(t, offsetDiff(rh.Slots[0].Offset, slot, week), 15*time.Minute, "%+v", rh.Slots[0])
+	require.Less(t, rh.Slots[0].Spread, 90*time.Minute)
+}
+
+func TestPosteriorSlotKeepsAnIntervalsWholeWidthWhenNothingNarrowsIt(t *testing.T) {
+	t.Parallel()
+	// Every week in the same 4-hour interval: the centre may be anywhere
+	// in it, and the window must say so (a uniform's deviation is 69 min).
+	var vals []placed
+	for range 5 {
+		vals = append(vals, placed{pos: day + 14*time.Hour, half: 2 * time.Hour})
+	}
+	c, sp := posteriorSlot(vals)
+	require.LessOrEqual(t, absDur(c-(day+14*time.Hour)), 5*time.Minute)
+	require.Greater(t, sp, 65*time.Minute)
+	require.Less(t, sp, 90*time.Minute)
+
+	// A second chapter two hours after four fine releases is not jitter.
+	fine := []placed{{pos: 600 * time.Minute}, {pos: 603 * time.Minute}, {pos: 606 * time.Minute}, {pos: 610 * time.Minute}, {pos: 730 * time.Minute}}
+	c, sp = posteriorSlot(fine)
+	require.LessOrEqual(t, absDur(c-605*time.Minute), 5*time.Minute)
+	require.Less(t, sp, 30*time.Minute)
+}
+
+func TestPhiMatchesErfc(t *testing.T) {
+	t.Parallel()
+	for z := -10.0; z <= 10; z += 0.013 {
+		want := 0.5 * math.Erfc(-z/math.Sqrt2)
+		require.InDelta(t, want, phi(z), 1e-5, "z=%v", z)
+	}
+	require.Equal(t, 0.0, phi(math.NaN()))
 }
 
 // steadyAuthor releases every 30 hours (± up to 3) for four weeks, so its
