@@ -177,7 +177,13 @@ func TestAdaptiveWeeklySeriesIsPolledInItsWindow(t *testing.T) {
 	desc, kind, ok := DescribeRhythm(raw)
 	require.True(t, ok)
 	require.Equal(t, schedule.KindWeekly, kind, "the rhythm is learned from the history and cached: %s", raw)
-	require.True(t, strings.HasPrefix(desc, "weekly, Tuesdays ~14:"), desc)
+	// Around 14:00: the history's releases, each known within an hour,
+	// centre a minute or two either side of it.
+	hhmm, weekly := strings.CutPrefix(desc, "weekly, Tuesdays ~")
+	require.True(t, weekly, desc)
+	clock, err := time.Parse("15:04", hhmm)
+	require.NoError(t, err, desc)
+	require.LessOrEqual(t, (clock.Sub(time.Date(0, 1, 1, 14, 0, 0, 0, time.UTC))).Abs(), 15*time.Minute, desc)
 
 	// Outside the window: a few safety checks, hours apart.
 	before := s.pollsOf(key, monday, tuesday.Add(-3*time.Hour))
