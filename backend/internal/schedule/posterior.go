@@ -17,10 +17,11 @@ import (
 // slots; only a slot's window comes from here. The two differ where the
 // intervals say more than their middles: a weekly release seen by a poller
 // every 4 hours lands in the same interval every week, which leaves mu
-// anywhere in it (the same window as summarize's), but releases that
-// straddle two intervals (12-16 h some weeks, 16-20 h others) place mu near
-// 16 h, and a window's first fine release places it within minutes, while
-// summarize's middle stays with the coarse majority for weeks.
+// anywhere in it (a window at least as wide as summarize's), but releases
+// that straddle two intervals (12-16 h some weeks, 16-20 h others) place
+// mu near 16 h, and a window's first fine release places it within
+// minutes, while summarize's middle stays with the coarse majority for
+// weeks.
 
 // sigmaGrid is the jitters the posterior weighs, in minutes.
 var sigmaGrid = [...]float64{8, 12, 18, 27, 40, 60, 90, 135}

@@ -364,7 +364,8 @@ func TestEstimateNarrowsAWindowWhoseReleasesStraddleAPoll(t *testing.T) {
 func TestPosteriorSlotKeepsAnIntervalsWholeWidthWhenNothingNarrowsIt(t *testing.T) {
 	t.Parallel()
 	// Every week in the same 4-hour interval: the centre may be anywhere
-	// in it, and the window must say so (a uniform's deviation is 69 min).
+	// in it, and the window must say so (a uniform's deviation is 69 min;
+	// the tail allowance widens it, as no fine release shows the jitter).
 	var vals []placed
 	for range 5 {
 		vals = append(vals, placed{pos: day + 14*time.Hour, half: 2 * time.Hour})
