@@ -501,14 +501,16 @@ func summarize(vals []placed, p time.Duration) cluster {
 }
 
 // refined is cl with its slot's window: the posterior's centre and spread
-// (posterior.go) in place of the robust ones that chose it.
+// (posterior.go) in place of the robust ones that chose it. The spread
+// stays within maxSpread, as summarize's did: a slot wider than that is not
+// plausible, and the planner would estimate it again at every Plan.
 func (cl cluster) refined() cluster {
 	c, sp := posteriorSlot(cl.vals)
 	c %= cl.period
 	if c < 0 {
 		c += cl.period
 	}
-	cl.center, cl.spread = c, sp
+	cl.center, cl.spread = c, min(sp, maxSpread)
 	return cl
 }
 

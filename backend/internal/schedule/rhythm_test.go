@@ -382,6 +382,28 @@ func TestPosteriorSlotKeepsAnIntervalsWholeWidthWhenNothingNarrowsIt(t *testing.
 	require.Less(t, sp, 30*time.Minute)
 }
 
+func TestEstimateKeepsAWideSlotPlausible(t *testing.T) {
+	t.Parallel()
+	// Tuesdays, anywhere from 10:00 to 18:00, each release found within
+	// minutes: the releases' robust spread makes it a slot (under three
+	// hours), and the posterior's, which weighs every release, is wider.
+	// The window stays within what a cached rhythm may hold, or the planner
+	// would estimate it again at every Plan.
+	rels := weekly(12, day+10*time.Hour, func(w int) time.Duration { return time.Duration(w) * 43 * time.Minute })
+	rh := Estimate(t0, t0.Add(12*week), observed(rels, 5*time.Minute, 0))
+	require.Equal(t, KindWeekly, rh.Kind, "%+v", rh)
+	require.Len(t, rh.Slots, 1)
+	var vals []placed
+	for _, r := range observed(rels, 5*time.Minute, 0) {
+		mid, half := r.estimate()
+		vals = append(vals, placed{pos: position(mid, week), half: half})
+	}
+	_, wide := posteriorSlot(vals)
+	require.Greater(t, wide, maxSpread, "the case this test is for")
+	require.Equal(t, maxSpread, rh.Slots[0].Spread)
+	require.True(t, rh.plausible(), "%+v", rh)
+}
+
 func TestPhiMatchesErfc(t *testing.T) {
 	t.Parallel()
 	for z := -10.0; z <= 10; z += 0.013 {
