@@ -87,7 +87,8 @@ func posteriorSlot(vals []placed) (center, spread time.Duration) {
 	fine, fineVar = trimFine(fine, fineVar)
 	allowance := tailAllowance
 	if len(fine) >= minEvents {
-		allowance = 1 + (tailAllowance-1)*math.Min(1, robustSD(fine)/priorSpread.Minutes())
+		_, sd := robust(fine)
+		allowance = 1 + (tailAllowance-1)*math.Min(1, sd/priorSpread.Minutes())
 	}
 
 	span := hi - lo
@@ -137,17 +138,17 @@ func posteriorSlot(vals []placed) (center, spread time.Duration) {
 	return time.Duration((lo + m1) * float64(time.Minute)), max(time.Duration(sd*float64(time.Minute)), minSpread)
 }
 
-// robustSD is the scaled median absolute deviation of xs.
-func robustSD(xs []float64) float64 {
+// robust is the median of xs and their scaled median absolute deviation.
+func robust(xs []float64) (med, sd float64) {
 	sorted := slices.Clone(xs)
 	slices.Sort(sorted)
-	med := sorted[len(sorted)/2]
+	med = sorted[len(sorted)/2]
 	dev := make([]float64, len(sorted))
 	for i, x := range sorted {
 		dev[i] = math.Abs(x - med)
 	}
 	slices.Sort(dev)
-	return 1.4826 * dev[len(dev)/2]
+	return med, 1.4826 * dev[len(dev)/2]
 }
 
 // trimFine leaves out the fine releases more than outlierSpread robust
@@ -156,10 +157,8 @@ func trimFine(fine, variance []float64) ([]float64, []float64) {
 	if len(fine) < 3 {
 		return fine, variance
 	}
-	sorted := slices.Clone(fine)
-	slices.Sort(sorted)
-	med := sorted[len(sorted)/2]
-	cut := math.Max(outlierSpread*robustSD(fine), 60)
+	med, sd := robust(fine)
+	cut := math.Max(outlierSpread*sd, 60)
 	k := 0
 	for i, x := range fine {
 		if math.Abs(x-med) <= cut {
