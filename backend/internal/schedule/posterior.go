@@ -2,7 +2,6 @@ package schedule
 
 import (
 	"math"
-	"slices"
 	"time"
 )
 
@@ -136,19 +135,6 @@ func posteriorSlot(vals []placed) (center, spread time.Duration) {
 	m1 /= w
 	sd := allowance * math.Sqrt(s2/w+math.Max(0, m2/w-m1*m1))
 	return time.Duration((lo + m1) * float64(time.Minute)), max(time.Duration(sd*float64(time.Minute)), minSpread)
-}
-
-// robust is the median of xs and their scaled median absolute deviation.
-func robust(xs []float64) (med, sd float64) {
-	sorted := slices.Clone(xs)
-	slices.Sort(sorted)
-	med = sorted[len(sorted)/2]
-	dev := make([]float64, len(sorted))
-	for i, x := range sorted {
-		dev[i] = math.Abs(x - med)
-	}
-	slices.Sort(dev)
-	return med, 1.4826 * dev[len(dev)/2]
 }
 
 // trimFine leaves out the fine releases more than outlierSpread robust

@@ -290,14 +290,7 @@ func renewal(events []event) (gap, spread time.Duration) {
 		h := float64(recent[i].half)
 		unknown += 2 * h * h / 3 // a gap's two ends are both uncertain
 	}
-	slices.Sort(gaps)
-	med := medianDur(gaps)
-	dev := make([]time.Duration, len(gaps))
-	for i, g := range gaps {
-		dev[i] = absDur(g - med)
-	}
-	slices.Sort(dev)
-	mad := 1.4826 * float64(medianDur(dev))
+	med, mad := robust(gaps)
 	sd := time.Duration(math.Sqrt(mad*mad + unknown/float64(len(gaps))))
 	sd = max(sd, med/8, time.Hour)
 	if med <= 0 || sd > med/2 {
@@ -337,7 +330,7 @@ func dormantGap(recent []event) time.Duration {
 		gaps = append(gaps, recent[i].seen.Sub(recent[i-1].seen))
 	}
 	slices.Sort(gaps)
-	return max(4*medianDur(gaps), dormantAfter)
+	return max(4*median(gaps), dormantAfter)
 }
 
 // significant tells a slot from a chance bunching of irregular releases:
@@ -486,13 +479,7 @@ func summarize(vals []placed, p time.Duration) cluster {
 		h := float64(v.half)
 		unknown += h * h / 3
 	}
-	med := medianDur(pos)
-	dev := make([]time.Duration, n)
-	for i, v := range pos {
-		dev[i] = absDur(v - med)
-	}
-	slices.Sort(dev)
-	mad := 1.4826 * float64(medianDur(dev))
+	med, mad := robust(pos)
 	const k = 2
 	prior := float64(priorSpread)
 	variance := (float64(n)*mad*mad+k*prior*prior)/(float64(n)+k) + unknown/float64(n)
@@ -539,7 +526,7 @@ func dropBlurred(vals []placed) []placed {
 		return vals
 	}
 	slices.Sort(fine)
-	c := medianDur(fine)
+	c := median(fine)
 	out := make([]placed, 0, len(vals))
 	for _, v := range vals {
 		if v.half > fineHalf && v.pos-v.half <= c && c <= v.pos+v.half {
@@ -550,8 +537,8 @@ func dropBlurred(vals []placed) []placed {
 	return out
 }
 
-// medianDur of sorted values.
-func medianDur(v []time.Duration) time.Duration {
+// median of sorted values: the middle one, or halfway between the two.
+func median[T ~int64 | ~float64](v []T) T {
 	n := len(v)
 	if n%2 == 1 {
 		return v[n/2]
@@ -559,11 +546,19 @@ func medianDur(v []time.Duration) time.Duration {
 	return v[n/2-1] + (v[n/2]-v[n/2-1])/2
 }
 
-func absDur(d time.Duration) time.Duration {
-	if d < 0 {
-		return -d
+// robust is the median of xs (in any order; left as they are) and their
+// scaled median absolute deviation: a normal sample's standard deviation
+// that a few outliers do not move.
+func robust[T ~int64 | ~float64](xs []T) (med T, sd float64) {
+	sorted := slices.Clone(xs)
+	slices.Sort(sorted)
+	med = median(sorted)
+	dev := make([]T, len(sorted))
+	for i, x := range sorted {
+		dev[i] = max(x-med, med-x)
 	}
-	return d
+	slices.Sort(dev)
+	return med, 1.4826 * float64(median(dev))
 }
 
 // Describe renders the rhythm for the Series page and the Owner console, in

@@ -476,3 +476,10 @@ func TestEstimateDoubleReleasesAreNotDisprovedByACoarseHistory(t *testing.T) {
 	// followed (not the last, not the two seen 5 hours late).
 	require.InDelta(t, (2*0.6+0.1)/(7+2), rh.Burst, 1e-9, "two releases credited 3/5 each")
 }
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
