@@ -404,6 +404,23 @@ func TestEstimateKeepsAWideSlotPlausible(t *testing.T) {
 	require.True(t, rh.plausible(), "%+v", rh)
 }
 
+// robust is the one median and scaled MAD of summarize, the renewal and the
+// posterior: the midpoint of an even count, a deviation an outlier does
+// not move, and its input left in its order.
+func TestRobustIsTheMedianAndAScaledMAD(t *testing.T) {
+	t.Parallel()
+	xs := []float64{9, 1, 5, 3, 1000}
+	med, sd := robust(xs)
+	require.Equal(t, 5.0, med)
+	require.InDelta(t, 1.4826*4, sd, 1e-9, "deviations 4, 2, 0, 4, 995: their median is 4")
+	require.Equal(t, []float64{9, 1, 5, 3, 1000}, xs, "left as it was")
+
+	gaps := []time.Duration{4 * time.Hour, 2 * time.Hour, 3 * time.Hour, 5 * time.Hour}
+	m, s := robust(gaps)
+	require.Equal(t, 3*time.Hour+30*time.Minute, m, "an even count's median is halfway between the middle two")
+	require.InDelta(t, 1.4826*float64(time.Hour), s, 1, "deviations 30, 90, 30, 90 minutes: their median is an hour")
+}
+
 func TestPhiMatchesErfc(t *testing.T) {
 	t.Parallel()
 	for z := -10.0; z <= 10; z += 0.013 {
