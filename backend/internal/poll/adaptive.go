@@ -286,7 +286,7 @@ func (a *Adaptive) planSite(ctx context.Context, client *river.Client[pgx.Tx], s
 	if budget, err = a.listingPlan(ctx, client, site, start, budget, &in, len(cands)); err != nil {
 		return 0, err
 	}
-	decisions, err := a.Planner.Plan(start, schedule.Site{Name: site.Name, PerHour: budget, PausedUntil: paused, Queued: in.queued}, in.series)
+	decisions, err := a.Planner.Plan(start, schedule.Site{Name: site.Name, PerHour: budget, PausedUntil: paused, Queued: in.queued, ListingPeriod: in.listingPeriod}, in.series)
 	if err != nil {
 		return 0, err
 	}
@@ -322,6 +322,9 @@ type planInput struct {
 	queued  []schedule.Series
 	// from is the start of the horizon planned.
 	from time.Time
+	// listingPeriod is how often the Site's healthy listing is read; zero
+	// when it has none.
+	listingPeriod time.Duration
 }
 
 // planInputs sorts the candidates of a horizon ending at end. A Series

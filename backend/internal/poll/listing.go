@@ -364,6 +364,9 @@ func (a *Adaptive) listingPlan(ctx context.Context, client *river.Client[pgx.Tx]
 		// Priced as the planned ones are (schedule.Site.Queued).
 		in.queued[j].Listed = healthy
 	}
+	if healthy {
+		in.listingPeriod = plan.Period
+	}
 	reserve := plan.Reserve
 	if st.State == store.ListingFailing {
 		// Tried again hourly: two reads in an hour at most.

@@ -340,6 +340,49 @@ func TestListingConfirmsAgainWhenTheSeriesPageLags(t *testing.T) {
 	require.Equal(t, 1, tries)
 }
 
+// A Reader's three weekly Series on a Site paced at a request a second: the
+// listing is read only three times an hour (what the Series' own polls
+// would cost, ADR 0029), so the Series it covers keep their windows and a
+// release on time is found by its window's polls, not by the next read
+// (ADR 0029's second amendment). The listing still covers the rest.
+func TestASlowListingLeavesTheWindows(t *testing.T) {
+	t.Parallel()
+	monday := nextMonday(12)
+	const budget = 3600
+	s := newListingSim(t, monday, budget)
+	var keys []string
+	for i := range 3 {
+		var seen []time.Time
+		hour := time.Duration(26+i) * time.Hour // Tuesdays 02:00, 03:00, 04:00
+		for w := 7; w >= 1; w-- {
+			seen = append(seen, monday.Add(hour-time.Duration(w)*7*24*time.Hour+20*time.Minute))
+		}
+		key := s.series(fmt.Sprintf("k%d", i), 1, monday.Add(-8*7*24*time.Hour), monday.Add(-30*time.Minute), seen)
+		keys = append(keys, key)
+		s.releases[key] = []time.Time{monday.Add(hour + 5*time.Minute)}
+	}
+	s.run(monday.Add(30 * time.Hour))
+
+	st, err := s.e.st.SiteListingOf(context.Background(), s.site.Name)
+	require.NoError(t, err)
+	require.Equal(t, store.ListingHealthy, st.State)
+	plan := s.a.Planner.PlanListing(budget, len(keys), st.Rate, st.Entries)
+	require.Equal(t, 20*time.Minute, plan.Period, "read as often as polling each Series hourly would cost")
+	for _, key := range keys {
+		r := s.releases[key][0]
+		var found *simPoll
+		for i := range s.polls {
+			if p := s.polls[i]; p.key == key && !p.at.Before(r) {
+				found = &s.polls[i]
+				break
+			}
+		}
+		require.NotNil(t, found, "%s released at %s is polled", key, r)
+		require.Equal(t, schedule.ReasonWindow, found.reason, "%s: found by %+v", key, *found)
+		require.Less(t, found.at.Sub(r), plan.Period, "%s: found by its window before the next read could show it", key)
+	}
+}
+
 // TestListingPlanFigures measures, through the production plan on Postgres
 // with a fake clock, a Site of 60 weekly Series (releases spread over the
 // day) at a budget of 120 an hour, and a Reader's 3 Series on a Site paced

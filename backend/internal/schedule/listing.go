@@ -10,9 +10,11 @@ import (
 // listing is healthy its Site is planned around it: the listing is polled
 // every ListingPeriod out of the Site's budget, a held Series it shows with a
 // newer chapter is polled at once (ReasonListing), and the Series it covers
-// drop to a sparse safety poll (ReasonListed). A listing that fails, changes
-// shape or overflows hands the Site back to per-Series planning: the caller
-// stops setting Listed, and the plan is the one without listings.
+// drop to a sparse safety poll (ReasonListed), but for the windows of their
+// slots while the listing is read rarely (keepsWindows). A listing that
+// fails, changes shape or overflows hands the Site back to per-Series
+// planning: the caller stops setting Listed, and the plan is the one without
+// listings.
 
 // The reasons of a plan that uses a listing.
 const (
@@ -114,13 +116,40 @@ func (p Planner) perSeriesReads(held int) float64 {
 
 // listingWant is the poll a Series would like under its Site's listing; ok is
 // false when the listing says nothing of it (the plan without listings
-// decides).
-func (p Planner) listingWant(now time.Time, s *Series) (want, bool) {
+// decides). keep: the listing is read so rarely that a Series it covers
+// keeps its windows (keepsWindows); m is then its windows alone.
+func (p Planner) listingWant(now time.Time, s *Series, rh *Rhythm, m *model, c float64, keep bool) (want, bool) {
 	switch {
 	case s.ListingNewer:
 		return want{at: now, reason: ReasonListing}, true
 	case s.Listed && !s.LastPoll.IsZero():
-		return want{at: s.LastPoll.Add(ListedGap), reason: ReasonListed}, true
+		w := want{at: s.LastPoll.Add(ListedGap), reason: ReasonListed}
+		if keepsWindows(keep, s, rh) {
+			if next, in := m.next(c); in && next < w.at.UnixNano() {
+				w = want{at: time.Unix(0, next).In(now.Location()), reason: ReasonWindow}
+			}
+		}
+		return w, true
 	}
 	return want{}, false
+}
+
+// listedWindowsAbove: a listing read less often than this leaves the
+// Series it covers the windows of their slots (keepsWindows). Read at its floor, a
+// listing shows a release within minutes, as a window does, for one
+// request for the whole Site; a small Site's listing is read as rarely as
+// its Series' own polls would come (perSeriesReads, hourly for one Series)
+// and a weekly Series found in its window within a minute or two waited
+// for the next read (docs/adr/0029's second amendment).
+const listedWindowsAbove = 10 * time.Minute
+
+// keepsWindows reports whether a Series the listing covers keeps the
+// windows of its slots: keep says the Site's listing is read less often
+// than listedWindowsAbove, and the slots must be expected releases (a
+// weekly or daily rhythm's, not an irregular Series' hour of the day).
+// Such a Series is priced and polled by its windows alone, up to its
+// ListedGap safety poll: the listing shows what comes off them.
+func keepsWindows(keep bool, s *Series, rh *Rhythm) bool {
+	return keep && s.Listed && !s.LastPoll.IsZero() &&
+		(rh.Kind == KindWeekly || rh.Kind == KindDaily) && len(rh.Slots) > 0
 }

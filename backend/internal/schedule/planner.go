@@ -85,6 +85,10 @@ type Site struct {
 	PerHour int
 	// PausedUntil is the end of the Site's back-off, zero when none.
 	PausedUntil time.Time
+	// ListingPeriod is how often the Site's healthy listing is read (zero:
+	// none). Read less often than listedWindowsAbove, it leaves the Series
+	// it covers their windows (listing.go).
+	ListingPeriod time.Duration
 	// Queued are the Site's other held Series, whose poll is already
 	// queued: they get no Decision, but they count in the price, which is
 	// the Site's long-run rate and so belongs to every held Series. Left
@@ -221,8 +225,9 @@ func (p Planner) plan(now time.Time, site Site, series []Series, b *buffers, dst
 		return dst, nil
 	}
 
-	c := p.sitePrice(now, site, series, b)
-	p.wants(now, start, end, series, b, c, slipRate(now, b.rh))
+	keep := site.ListingPeriod > listedWindowsAbove
+	c := p.sitePrice(now, site, series, b, keep)
+	p.wants(now, start, end, series, b, c, slipRate(now, b.rh), keep)
 	allocate(now, site, start, end, series, b, dst)
 	return dst, nil
 }
@@ -230,7 +235,7 @@ func (p Planner) plan(now time.Time, site Site, series []Series, b *buffers, dst
 // sitePrice reads every Series' rhythm into b.rh (estimating one that is
 // missing or implausible) and returns the price of a poll: it depends on
 // every Series of the Site, the queued ones too, so rhythms come first.
-func (p Planner) sitePrice(now time.Time, site Site, series []Series, b *buffers) float64 {
+func (p Planner) sitePrice(now time.Time, site Site, series []Series, b *buffers, keep bool) float64 {
 	b.terms = b.terms[:0]
 	fixed := 0.0
 	// b.rh holds the planned Series' rhythms, then the queued ones': the
@@ -245,7 +250,7 @@ func (p Planner) sitePrice(now time.Time, site Site, series []Series, b *buffers
 			rh = &r
 		}
 		b.rh = append(b.rh, rh)
-		fixed = p.priceTerms(now, s, rh, b, fixed)
+		fixed = p.priceTerms(now, s, rh, b, fixed, keep)
 	}
 	for i := range series {
 		add(&series[i])
@@ -257,11 +262,16 @@ func (p Planner) sitePrice(now time.Time, site Site, series []Series, b *buffers
 }
 
 // priceTerms adds one Series' share of the Site's rate: to b.terms, or to
-// fixed (returned) when it does not depend on the price.
-func (p Planner) priceTerms(now time.Time, s *Series, rh *Rhythm, b *buffers, fixed float64) float64 {
+// fixed (returned) when it does not depend on the price. keep: the Site's
+// listing is read rarely (keepsWindows).
+func (p Planner) priceTerms(now time.Time, s *Series, rh *Rhythm, b *buffers, fixed float64, keep bool) float64 {
 	switch {
 	case s.Listed && !s.LastPoll.IsZero():
-		// Covered by the listing: its safety poll, not its rhythm.
+		// Covered by the listing: its safety poll, not its rhythm, but
+		// for the windows a slow listing leaves it.
+		if keepsWindows(keep, s, rh) {
+			b.terms = appendSlotTerms(b.terms, p, s, rh)
+		}
 		return fixed + 1/ListedGap.Hours()
 	case rh.Kind == KindUnknown:
 		return fixed + 1/p.Interval.Hours()
@@ -290,7 +300,7 @@ func (p Planner) priceTerms(now time.Time, s *Series, rh *Rhythm, b *buffers, fi
 // wants decides, at price c, when each Series would be polled were slots
 // unlimited (b.wants, never before start), and values the ones that fall
 // in [start, end) and so compete for the horizon's slots (b.due).
-func (p Planner) wants(now, start, end time.Time, series []Series, b *buffers, c float64, slip float64) {
+func (p Planner) wants(now, start, end time.Time, series []Series, b *buffers, c float64, slip float64, keep bool) {
 	n := len(series)
 	b.wants = slices.Grow(b.wants[:0], n)[:n]
 	b.due = b.due[:0]
@@ -300,9 +310,18 @@ func (p Planner) wants(now, start, end time.Time, series []Series, b *buffers, c
 		last, polled := p.lastPoll(now, s)
 		if polled && rh.Kind != KindUnknown {
 			b.occ = b.occ[:0]
-			m.build(p, s, last.UnixNano(), rh, slip, &b.cands, &b.occ)
+			if keepsWindows(keep, s, rh) {
+				// Its windows alone, up to its safety poll: the next may be
+				// further than MaxGap from the last poll.
+				bp := p
+				bp.MaxGap = max(p.MaxGap, ListedGap)
+				m.build(bp, s, last.UnixNano(), rh, slip, &b.cands, &b.occ)
+				m.off, m.burst = 0, 0
+			} else {
+				m.build(p, s, last.UnixNano(), rh, slip, &b.cands, &b.occ)
+			}
 		}
-		w := p.want(now, s, rh, &m, c)
+		w := p.want(now, s, rh, &m, c, keep)
 		if w.at.Before(start) {
 			w.at = start
 		}
@@ -446,11 +465,11 @@ func ceilDiv(a, b int64) int64 {
 }
 
 // want is the poll one Series would like, before the budget is applied.
-func (p Planner) want(now time.Time, s *Series, rh *Rhythm, m *model, c float64) want {
+func (p Planner) want(now time.Time, s *Series, rh *Rhythm, m *model, c float64, keep bool) want {
 	if s.OwnerRequest {
 		return want{at: now, reason: ReasonOwner}
 	}
-	if w, ok := p.listingWant(now, s); ok {
+	if w, ok := p.listingWant(now, s, rh, m, c, keep); ok {
 		if w.at.Before(now) {
 			w.at = now
 		}
@@ -577,6 +596,12 @@ type term struct{ a, lo, hi, scale float64 }
 func appendTerms(terms []term, p Planner, s *Series, rh *Rhythm) []term {
 	sw := readerWeight(s.Readers)
 	terms = append(terms, term{a: sw * math.Sqrt(rh.OffRate), lo: 1 / p.MaxGap.Hours(), hi: 1 / p.MinGap.Hours(), scale: 1})
+	return appendSlotTerms(terms, p, s, rh)
+}
+
+// appendSlotTerms adds the polls of each of the rhythm's slots' windows.
+func appendSlotTerms(terms []term, p Planner, s *Series, rh *Rhythm) []term {
+	sw := readerWeight(s.Readers)
 	for _, sl := range rh.Slots {
 		sigma := sl.Spread.Hours()
 		// Polls per occurrence: the integral of sw*sqrt(h) over the window,

@@ -287,11 +287,15 @@ func (t *trace) adaptive(ctx context.Context) (PolicyResult, error) {
 			l := &run.listing
 			perHour := t.sites[k].perHour
 			healthy := false
+			var period time.Duration
 			if K > 0 {
 				all, _ := l.rates(now)
 				l.plan = p.PlanListing(perHour, t.sites[k].held, all, K)
 				perHour = max(1, perHour-l.reserve(now))
 				healthy = l.good >= ListingTrustReads && !now.Before(l.fallback)
+				if healthy {
+					period = l.plan.Period
+				}
 			}
 			run.in = run.in[:0]
 			for _, i := range run.held {
@@ -302,7 +306,7 @@ func (t *trace) adaptive(ctx context.Context) (PolicyResult, error) {
 				series[i].Listed = healthy
 				run.in = append(run.in, series[i])
 			}
-			run.dec, err = p.plan(now, Site{Name: t.sites[k].name, PerHour: perHour}, run.in, &run.buf, run.dec)
+			run.dec, err = p.plan(now, Site{Name: t.sites[k].name, PerHour: perHour, ListingPeriod: period}, run.in, &run.buf, run.dec)
 			if err != nil {
 				return PolicyResult{}, fmt.Errorf("simulate %s at %s: %w", t.sites[k].name, now.Format(time.RFC3339), err)
 			}

@@ -169,3 +169,46 @@ func TestPlanWithListing(t *testing.T) {
 	require.Contains(t, []string{ReasonWindow, ReasonSafety}, d[0].Reason)
 	require.True(t, d[0].At.Before(now.Add(time.Hour)), "back to its window: %v", d[0])
 }
+
+// A listing read rarely (a small Site's, ADR 0029's second amendment)
+// leaves a weekly Series it covers its window, and nothing else: no
+// off-schedule polls between, which the listing shows. Read at its floor,
+// the listing alone covers it. An irregular Series' hour of the day is
+// not an expected release: covered, it keeps only its safety poll.
+func TestPlanWithASlowListingKeepsTheWindows(t *testing.T) {
+	t.Parallel()
+	now := week8.Add(day + 13*time.Hour + 50*time.Minute) // Tuesday 13:50
+	covered := weeklySeries("a:covered", 1, now.Add(-time.Hour))
+	covered.Listed = true
+	slow := Site{Name: "a", PerHour: 1000, ListingPeriod: 20 * time.Minute}
+
+	d, err := Planner{}.Plan(now, slow, []Series{covered})
+	require.NoError(t, err)
+	require.Equal(t, ReasonWindow, d[0].Reason)
+	require.WithinDuration(t, week8.Add(day+14*time.Hour), d[0].At, 30*time.Minute, "in its Tuesday 14:00 window")
+
+	fast := slow
+	fast.ListingPeriod = ListingFloor
+	d, err = Planner{}.Plan(now, fast, []Series{covered})
+	require.NoError(t, err)
+	require.Equal(t, ReasonListed, d[0].Reason, "a listing read every 2 minutes finds it as fast")
+	require.Equal(t, covered.LastPoll.Add(ListedGap), d[0].At)
+
+	// Thursday: the next window is five days away, past the safety poll.
+	thursday := week8.Add(3*day + 10*time.Hour)
+	covered.LastPoll = thursday.Add(-time.Hour)
+	d, err = Planner{}.Plan(thursday, slow, []Series{covered})
+	require.NoError(t, err)
+	require.Equal(t, ReasonListed, d[0].Reason, "no off-schedule polls between windows")
+	require.Equal(t, covered.LastPoll.Add(ListedGap), d[0].At)
+
+	history := observed(steadyAuthor(), 5*time.Minute, 0)
+	at := history[len(history)-1].Seen.Add(29 * time.Hour) // its gap is due
+	author := Series{Key: "a:author", Readers: 1, Since: t0, Releases: history, LastPoll: at.Add(-time.Hour), Listed: true}
+	rh := Estimate(author.Since, at, author.Releases)
+	require.Equal(t, KindIrregular, rh.Kind)
+	d, err = Planner{}.Plan(at, slow, []Series{author})
+	require.NoError(t, err)
+	require.Equal(t, ReasonListed, d[0].Reason)
+	require.Equal(t, author.LastPoll.Add(ListedGap), d[0].At)
+}
