@@ -143,6 +143,17 @@ func (s *adaptiveSim) pollsOf(key string, from, to time.Time) []simPoll {
 	return out
 }
 
+// firstPollFrom is the Series' first poll at or after at: the one that
+// found a release at at; nil when none came.
+func (s *adaptiveSim) firstPollFrom(key string, at time.Time) *simPoll {
+	for i := range s.polls {
+		if p := &s.polls[i]; p.key == key && !p.at.Before(at) {
+			return p
+		}
+	}
+	return nil
+}
+
 func (s *adaptiveSim) next(key string) (*time.Time, string) {
 	s.t.Helper()
 	var at *time.Time

@@ -62,6 +62,16 @@ type listingSim struct {
 	unheld []time.Time
 }
 
+// pastWeeks is a weekly Series' history: seen at (from monday) in each of
+// the seven weeks before.
+func pastWeeks(monday time.Time, at time.Duration) []time.Time {
+	var seen []time.Time
+	for w := 7; w >= 1; w-- {
+		seen = append(seen, monday.Add(at-time.Duration(w)*7*24*time.Hour))
+	}
+	return seen
+}
+
 func newListingSim(t *testing.T, start time.Time, budget int) *listingSim {
 	t.Helper()
 	s := newAdaptiveSim(t, start, 1) // its own Site is not used
@@ -178,10 +188,7 @@ func TestListingFindsReleasesWithinOnePeriodWithinTheBudget(t *testing.T) {
 	for i := range 12 {
 		// Weekly Series released on Tuesdays at spread hours; the listing
 		// will find this week's releases whenever they come.
-		var seen []time.Time
-		for w := 7; w >= 1; w-- {
-			seen = append(seen, monday.Add(time.Duration(26+i)*time.Hour-time.Duration(w)*7*24*time.Hour+25*time.Minute))
-		}
+		seen := pastWeeks(monday, time.Duration(26+i)*time.Hour+25*time.Minute)
 		keys = append(keys, s.series(fmt.Sprintf("w%d", i), 1+i%4, monday.Add(-8*7*24*time.Hour), monday.Add(-30*time.Minute), seen))
 	}
 	// This week: each released at an odd minute off its usual time, and the
@@ -210,13 +217,7 @@ func TestListingFindsReleasesWithinOnePeriodWithinTheBudget(t *testing.T) {
 	// period of it (and a minute of the test's clock).
 	for _, key := range keys {
 		r := releases[key]
-		var found *simPoll
-		for i := range s.polls {
-			if p := s.polls[i]; p.key == key && !p.at.Before(r) {
-				found = &s.polls[i]
-				break
-			}
-		}
+		found := s.firstPollFrom(key, r)
 		require.NotNil(t, found, "%s released at %s is polled", key, r)
 		require.Equal(t, schedule.ReasonListing, found.reason, "%s: found by %+v", key, *found)
 		require.LessOrEqual(t, found.at.Sub(r), plan.Period+time.Minute, "%s found %s after its release", key, found.at.Sub(r))
@@ -352,12 +353,8 @@ func TestASlowListingLeavesTheWindows(t *testing.T) {
 	s := newListingSim(t, monday, budget)
 	var keys []string
 	for i := range 3 {
-		var seen []time.Time
-		hour := time.Duration(26+i) * time.Hour // Tuesdays 02:00, 03:00, 04:00
-		for w := 7; w >= 1; w-- {
-			seen = append(seen, monday.Add(hour-time.Duration(w)*7*24*time.Hour+20*time.Minute))
-		}
-		key := s.series(fmt.Sprintf("k%d", i), 1, monday.Add(-8*7*24*time.Hour), monday.Add(-30*time.Minute), seen)
+		hour := time.Duration(26+i) * time.Hour // Tuesdays 14:00, 15:00, 16:00
+		key := s.series(fmt.Sprintf("k%d", i), 1, monday.Add(-8*7*24*time.Hour), monday.Add(-30*time.Minute), pastWeeks(monday, hour+20*time.Minute))
 		keys = append(keys, key)
 		s.releases[key] = []time.Time{monday.Add(hour + 5*time.Minute)}
 	}
@@ -370,13 +367,7 @@ func TestASlowListingLeavesTheWindows(t *testing.T) {
 	require.Equal(t, 20*time.Minute, plan.Period, "read as often as polling each Series hourly would cost")
 	for _, key := range keys {
 		r := s.releases[key][0]
-		var found *simPoll
-		for i := range s.polls {
-			if p := s.polls[i]; p.key == key && !p.at.Before(r) {
-				found = &s.polls[i]
-				break
-			}
-		}
+		found := s.firstPollFrom(key, r)
 		require.NotNil(t, found, "%s released at %s is polled", key, r)
 		require.Equal(t, schedule.ReasonWindow, found.reason, "%s: found by %+v", key, *found)
 		require.Less(t, found.at.Sub(r), plan.Period, "%s: found by its window before the next read could show it", key)
@@ -408,12 +399,8 @@ func listingFigure(t *testing.T, count, budget int, on bool) {
 	s.a.Listings = on
 	var keys []string
 	for i := range count {
-		var seen []time.Time
 		hour := time.Duration(24+i%24) * time.Hour
-		for w := 7; w >= 1; w-- {
-			seen = append(seen, monday.Add(hour-time.Duration(w)*7*24*time.Hour+20*time.Minute))
-		}
-		key := s.series(fmt.Sprintf("f%d", i), 1+i%5, monday.Add(-8*7*24*time.Hour), monday.Add(-30*time.Minute), seen)
+		key := s.series(fmt.Sprintf("f%d", i), 1+i%5, monday.Add(-8*7*24*time.Hour), monday.Add(-30*time.Minute), pastWeeks(monday, hour+20*time.Minute))
 		keys = append(keys, key)
 		s.releases[key] = []time.Time{monday.Add(hour + time.Duration(i%30-15)*time.Minute)}
 	}
@@ -422,11 +409,8 @@ func listingFigure(t *testing.T, count, budget int, on bool) {
 	var delays []time.Duration
 	for _, key := range keys {
 		r := s.releases[key][0]
-		for _, p := range s.polls {
-			if p.key == key && !p.at.Before(r) {
-				delays = append(delays, p.at.Sub(r))
-				break
-			}
+		if p := s.firstPollFrom(key, r); p != nil {
+			delays = append(delays, p.at.Sub(r))
 		}
 	}
 	slices.Sort(delays)
