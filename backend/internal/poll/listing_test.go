@@ -358,13 +358,23 @@ func TestASlowListingLeavesTheWindows(t *testing.T) {
 		keys = append(keys, key)
 		s.releases[key] = []time.Time{monday.Add(hour + 5*time.Minute)}
 	}
+	// A fourth, usually on Tuesdays at 17:00, comes out on Monday at 20:00,
+	// far from its window.
+	early := s.series("early", 1, monday.Add(-8*7*24*time.Hour), monday.Add(-30*time.Minute), pastWeeks(monday, 29*time.Hour+20*time.Minute))
+	s.releases[early] = []time.Time{monday.Add(8 * time.Hour)}
 	s.run(monday.Add(30 * time.Hour))
 
 	st, err := s.e.st.SiteListingOf(context.Background(), s.site.Name)
 	require.NoError(t, err)
 	require.Equal(t, store.ListingHealthy, st.State)
-	plan := s.a.Planner.PlanListing(budget, len(keys), st.Rate, st.Entries)
-	require.Equal(t, 20*time.Minute, plan.Period, "read as often as polling each Series hourly would cost")
+	plan := s.a.Planner.PlanListing(budget, len(keys)+1, st.Rate, st.Entries)
+	require.Equal(t, 15*time.Minute, plan.Period, "read as often as polling each Series hourly would cost")
+	r := s.releases[early][0]
+	found := s.firstPollFrom(early, r)
+	require.NotNil(t, found)
+	require.Equal(t, schedule.ReasonListing, found.reason, "off its window, the listing finds it: %+v", *found)
+	require.LessOrEqual(t, found.at.Sub(r), plan.Period+time.Minute)
+	require.Empty(t, s.pollsOf(early, monday.Add(2*time.Hour), r), "no off-schedule polls of its own before it")
 	for _, key := range keys {
 		r := s.releases[key][0]
 		found := s.firstPollFrom(key, r)
