@@ -312,8 +312,10 @@ func TestDemoPagesChangedShapeAlert(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "asura"), 0o755))
+	// The watch looks every 2 seconds and raises after 5, where the demo
+	// waits 30 seconds and a minute: the same decisions, in a test's time.
 	d, err := startDemo(ctx, demoOptions{DatabaseURL: pgtest.NewURL(t), DataDir: t.TempDir(),
-		Listen: "127.0.0.1:0", SitesListen: "127.0.0.1:0", SitesDir: dir})
+		Listen: "127.0.0.1:0", SitesListen: "127.0.0.1:0", SitesDir: dir, WatchEvery: 2 * time.Second, FailingHold: 5 * time.Second})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, d.Close()) })
 	e := &env{t: t, sites: d.sites, lectern: d.lectern, readerID: d.readerID, token: d.token}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -41,8 +42,11 @@ type lecternOptions struct {
 	Env map[string]string
 	// RiverPoll shortens River's fallback fetch poll.
 	RiverPoll time.Duration
-	Version   string
-	Logger    *slog.Logger
+	// WatchEvery and FailingHold are the Owner alerts' look interval and
+	// how long a failing Site waits for its alert; zero: 30 s and a minute.
+	WatchEvery, FailingHold time.Duration
+	Version                 string
+	Logger                  *slog.Logger
 	// Blobs are BLOB_URL, S3_* and COVER_CACHE_BYTES from the demo's own
 	// environment (blobEnv), so the whole loop can be watched on a bucket.
 	Blobs map[string]string
@@ -129,7 +133,7 @@ func startLectern(ctx context.Context, sites *fixturesites.Server, o lecternOpti
 		RiverPollInterval:       o.RiverPoll,
 		// The Owner hears of a Site whose pages changed shape within
 		// minutes, not the hour a deployment waits.
-		OwnerWatchEvery: 30 * time.Second, OwnerFailingHold: time.Minute, OwnerMinPolls: 1,
+		OwnerWatchEvery: cmp.Or(o.WatchEvery, 30*time.Second), OwnerFailingHold: cmp.Or(o.FailingHold, time.Minute), OwnerMinPolls: 1,
 	}
 	srv, err := server.New(ctx, server.Deps{Config: cfg, Store: st, Logger: o.Logger, Version: o.Version, Seams: seams})
 	if err != nil {

@@ -143,6 +143,8 @@ type demoOptions struct {
 	Logger      *slog.Logger
 	// Env adds Lectern settings (lecternOptions.Env).
 	Env map[string]string
+	// WatchEvery and FailingHold: lecternOptions'.
+	WatchEvery, FailingHold time.Duration
 }
 
 // demo is everything `make demo` runs.
@@ -183,7 +185,7 @@ func startDemo(ctx context.Context, o demoOptions) (_ *demo, err error) {
 	d.lectern, err = startLectern(ctx, d.sites, lecternOptions{
 		DatabaseURL: o.DatabaseURL, DataDir: o.DataDir, Listen: o.Listen, Workers: 4, BrowserPath: o.BrowserPath,
 		SitePace: brisk(200 * time.Millisecond), RiverPoll: 200 * time.Millisecond, Version: version, Logger: o.Logger,
-		Blobs: o.Blobs, Env: o.Env,
+		Blobs: o.Blobs, Env: o.Env, WatchEvery: o.WatchEvery, FailingHold: o.FailingHold,
 	})
 	if err != nil {
 		return nil, err
