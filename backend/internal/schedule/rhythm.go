@@ -116,6 +116,12 @@ const (
 	priorHours  = 168.0
 )
 
+// minWeekly is the releases a weekly slot needs, where the share of weeks
+// and the significance test agree: in a three-week history (a new
+// install's, the simulator's) one skipped or slipped week left a weekly
+// Series without a window until its fourth release (docs/adr/0034, step 9).
+const minWeekly = 2
+
 // refMonday is a Monday 00:00 UTC; slot offsets count from it.
 var refMonday = time.Date(2024, time.January, 1, 0, 0, 0, 0, time.UTC)
 
@@ -218,7 +224,7 @@ func Estimate(since, now time.Time, releases []Release) Rhythm {
 			if len(rh.Slots) == maxSlots {
 				break
 			}
-			if cl.count < minEvents || cl.spread > maxSpread || float64(cl.count) < 0.4*weeks || !significant(cl, n-explained, week) {
+			if cl.count < minWeekly || cl.spread > maxSpread || float64(cl.count) < 0.4*weeks || !significant(cl, n-explained, week) {
 				continue
 			}
 			cl = cl.refined()
