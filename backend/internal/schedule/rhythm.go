@@ -224,7 +224,10 @@ func Estimate(since, now time.Time, releases []Release) Rhythm {
 			if len(rh.Slots) == maxSlots {
 				break
 			}
-			if cl.count < minWeekly || cl.spread > maxSpread || float64(cl.count) < 0.4*weeks || !significant(cl, n-explained, week) {
+			// A day-late release of this slot is not background that a
+			// chance cluster stands out from (slip.go).
+			slot := Rhythm{Period: week, Slots: []Slot{{Offset: cl.center, Spread: cl.spread}}}
+			if cl.count < minWeekly || cl.spread > maxSpread || float64(cl.count) < 0.4*weeks || !significant(cl, n-explained-slot.slips(events), week) {
 				continue
 			}
 			cl = cl.refined()
@@ -235,11 +238,7 @@ func Estimate(since, now time.Time, releases []Release) Rhythm {
 		if len(rh.Slots) > 0 {
 			rh.Kind = KindWeekly
 			rh.Period = week
-			for _, e := range events {
-				if !rh.explains(e.mid) && rh.explains(e.mid.Add(-day)) {
-					rh.Slips++
-				}
-			}
+			rh.Slips = rh.slips(events)
 		} else {
 			rh.Kind = KindIrregular
 		}

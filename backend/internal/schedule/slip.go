@@ -56,6 +56,18 @@ func slipRate(now time.Time, rh []*Rhythm) float64 {
 	return rate
 }
 
+// slips counts the events that came a day after one of the rhythm's slot
+// windows and in none: a weekly Series' day-late chapters.
+func (r *Rhythm) slips(events []event) int {
+	k := 0
+	for _, e := range events {
+		if !r.explains(e.mid) && r.explains(e.mid.Add(-day)) {
+			k++
+		}
+	}
+	return k
+}
+
 // explains reports whether a release at t falls in one of the rhythm's
 // slot windows.
 func (r *Rhythm) explains(t time.Time) bool {
