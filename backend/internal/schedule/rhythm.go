@@ -100,7 +100,7 @@ const (
 	lookBack     = 12 * week // older history is ignored, so a changed rhythm takes over
 	minObserve   = 7 * day   // below this no rhythm is guessed
 	fullObserve  = 21 * day  // with this much observation, few releases mean irregular or dormant
-	minEvents    = 3         // releases a slot needs
+	minEvents    = 3         // releases a daily slot or an hour of the day needs (weekly: minWeekly)
 	clusterGap   = 150 * time.Minute
 	maxSpread    = 3 * time.Hour    // a wider cluster is not a slot
 	minSpread    = 10 * time.Minute // floor: even an exact schedule gets a window
