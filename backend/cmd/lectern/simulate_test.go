@@ -47,6 +47,9 @@ func TestSimulateTrace(t *testing.T) {
 	code, out, errOut = runCmd(t, nil, "", "simulate", "--trace", trace, "--history", "240h", "--budget", "0.5")
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "3 Sites")
+	code, out, errOut = runCmd(t, nil, "", "simulate", "--trace", filepath.Join("testdata", "traces", "sites.csv"), "--budget", "0.25", "--listing", "40")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "10 Sites")
 
 	for _, flag := range [][]string{{"--series", "10"}, {"--weeks", "4"}, {"--seed", "2"}, {"--mix", "weekly=1"}} {
 		code, _, errOut = runCmd(t, nil, "", append([]string{"simulate", "--trace", trace}, flag...)...)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes recorded-style release traces for `lectern simulate --trace`.
 
-Two release models, unlike the simulator's own generator (which draws
+Three release models, unlike the simulator's own generator (which draws
 per-Series weekly/daily rhythms with Gaussian jitter and Poisson irregulars):
 
 bursty  manga Sites that publish in Site-wide drops at fixed KST hours: a
@@ -12,6 +12,11 @@ bursty  manga Sites that publish in Site-wide drops at fixed KST hours: a
 novels  authors on their own log-normal pace; the slower ones post in their
         local evening in one of five time zones, the faster ones at any hour;
         hiatuses, and mass releases of several chapters at once.
+sites   ten Sites of 3 to 40 Series each times the scale (log-uniform),
+        each of one kind: webtoon (weekly chapters, most at the Site's hour),
+        scanlation (groups releasing at random, Poisson gaps of days, some
+        chapters in pairs), novel (as above) or a mix; 10% unheld. Small Sites
+        get small budgets, as `--budget` gives every Site R x its Series.
 
 Usage: make_traces.py [--scale S] [--weeks W] [--out DIR]
 The committed traces are scale 1 (small); the closing note's figures use
@@ -143,6 +148,59 @@ def novels(scale, weeks, seed=22002):
     return out
 
 
+def sites(scale, weeks, seed=22003):
+    r = random.Random(seed)
+    out = []
+    end = START + timedelta(weeks=weeks)
+    # Every Site's size, kind and hour first, so that a larger scale has the
+    # same Sites, each scale times larger.
+    shape = [(int(math.exp(r.uniform(math.log(3), math.log(40)))) * scale,
+              r.choice(["webtoon", "scan", "novel", "mixed"]), r.randrange(24)) for _ in range(10)]
+    for k, (size, kind, hour) in enumerate(shape):
+        for j in range(size):
+            key = f"site{k}:m{j}"
+            rd = 0 if r.random() < 0.1 else readers(r)
+            style = kind
+            if kind == "mixed":
+                style = r.choice(["webtoon", "webtoon", "scan", "novel"])
+            rel = []
+            if style == "webtoon":
+                day, jitter = r.randrange(7), r.choice([5, 20, 60])
+                at = hour if r.random() < 0.7 else r.randrange(24)
+                for w in range(weeks + 1):
+                    if r.random() < 0.07:
+                        continue  # skipped
+                    t = START + timedelta(weeks=w, days=day, hours=at, minutes=r.gauss(0, jitter))
+                    if r.random() < 0.03:
+                        t += timedelta(hours=r.uniform(-12, 12))  # off schedule
+                    rel.append(t)
+            elif style == "scan":
+                gap = 24 * math.exp(r.gauss(math.log(5), 0.7))  # hours
+                t = START + timedelta(hours=r.uniform(0, gap))
+                while t < end:
+                    rel.append(t)
+                    if r.random() < 0.15:
+                        rel.append(t + timedelta(minutes=r.uniform(1, 60)))
+                    t += timedelta(hours=r.expovariate(1 / gap))
+            else:
+                if r.random() < 0.1:
+                    out.append((key, f"site{k}", rd, []))
+                    continue
+                gap = math.exp(r.gauss(math.log(30), 0.9))
+                zone = r.choice([-5, 0, 8, 9])
+                t = START + timedelta(hours=r.uniform(0, gap))
+                while t < end:
+                    at = t
+                    if gap > 40:
+                        local = at + timedelta(hours=zone)
+                        day0 = local.replace(hour=0, minute=0, second=0, microsecond=0)
+                        at = day0 + timedelta(hours=19 + r.uniform(0, 4)) - timedelta(hours=zone)
+                    rel.append(at)
+                    t += timedelta(hours=max(1, r.gauss(gap, gap * 0.3)))
+            out.append((key, f"site{k}", rd, sorted(x for x in rel if START <= x < end)))
+    return out
+
+
 def write(path, series):
     with open(path, "w", newline="") as f:
         f.write("series,site,readers,released_at\n")
@@ -163,6 +221,7 @@ def main():
     suffix = "" if a.scale == 1 else f"-x{a.scale}"
     write(os.path.join(a.out, f"bursty{suffix}.csv"), bursty(a.scale, a.weeks))
     write(os.path.join(a.out, f"novels{suffix}.csv"), novels(a.scale, a.weeks))
+    write(os.path.join(a.out, f"sites{suffix}.csv"), sites(a.scale, a.weeks))
 
 
 if __name__ == "__main__":
