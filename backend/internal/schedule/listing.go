@@ -73,8 +73,10 @@ func (b ListingBudget) SeriesBudget(perHour int) int { return max(1, perHour-b.R
 // shows (0: unknown).
 //
 // The Series' own polls keep what the covered Series' safety polls need
-// with room to spare (and a tenth of the budget at least, for hints and
-// the Owner); the listing's reads take half of the rest, at most one per
+// and one more (a tenth of the budget at least, for hints and the Owner):
+// whatever they keep beyond that goes unspent, since a covered Series asks
+// for nothing but its safety poll (ADR 0029, third amendment); the
+// listing's reads take half of the rest, at most one per
 // ListingFloor and at most what polling every held Series once per
 // Interval would cost, more when its reach asks for it; the confirming
 // polls get what remains. Confirms are a cap, not a spend: in a quiet hour
@@ -85,7 +87,7 @@ func (p Planner) PlanListing(perHour, held int, rate float64, entries int) Listi
 		return ListingBudget{Period: ListingFloor}
 	}
 	cover := float64(held) / ListedGap.Hours()
-	series := max(math.Ceil(1.5*cover)+2, math.Ceil(0.1*float64(perHour)))
+	series := max(math.Ceil(cover)+1, math.Ceil(0.1*float64(perHour)))
 	rest := math.Floor(listingUse*float64(perHour)) - series
 	reads := min(float64(time.Hour/ListingFloor), rest/2, p.perSeriesReads(held))
 	if rate > 0 && entries > 0 {

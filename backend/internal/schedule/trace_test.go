@@ -121,6 +121,14 @@ func TestPlanListing(t *testing.T) {
 	require.Greater(t, small.Period, ListingFloor, "a small budget reads it less often")
 	require.LessOrEqual(t, small.Reserve, 20)
 
+	// 100 held Series at 10 requests an hour: their safety polls need
+	// about two an hour, and the reads take what they leave (every
+	// 40 minutes while the Series kept 1.5 times their need and two more).
+	tight := Planner{}.PlanListing(10, 100, 0, 40)
+	require.LessOrEqual(t, tight.Period, 25*time.Minute)
+	require.GreaterOrEqual(t, tight.SeriesBudget(10), 3, "the covered Series keep their safety polls")
+	require.LessOrEqual(t, tight.Reserve, 10)
+
 	// A Site releasing fast, whose 40 entries reach back 20 minutes, is
 	// read often enough that nothing scrolls past between two reads.
 	fast := Planner{}.PlanListing(60, 100, 120, 40)
