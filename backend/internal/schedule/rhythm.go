@@ -104,7 +104,9 @@ const (
 	clusterGap   = 150 * time.Minute
 	maxSpread    = 3 * time.Hour    // a wider cluster is not a slot
 	minSpread    = 10 * time.Minute // floor: even an exact schedule gets a window
-	maxUncertain = 3 * time.Hour    // events known less precisely do not place slots
+	maxUncertain = 3 * time.Hour    // events known less precisely do not place slots but loose weekly ones
+	maxLoose     = 12 * time.Hour   // nor do these: a day's interval does not say the weekday
+	looseLevel   = 0.001            // the significance a loose weekly slot needs
 	dormantAfter = 28 * day
 	maxSlots     = 14
 	hourShare    = 0.6 // of an irregular Series' releases, at one hour of the day
@@ -215,24 +217,9 @@ func Estimate(since, now time.Time, releases []Release) Rhythm {
 		explained = cl.count
 	} else {
 		weeks := obsH / 168
-		cands := clusters(precise, week)
-		// Largest first, and each tested against the releases no slot
-		// accepted so far explains: the other day of a twice-weekly
-		// Series is not background noise.
-		slices.SortStableFunc(cands, func(a, b cluster) int { return cmp.Compare(b.count, a.count) })
-		for _, cl := range cands {
-			if len(rh.Slots) == maxSlots {
-				break
-			}
-			// A day-late release of this slot is not background that a
-			// chance cluster stands out from (slip.go).
-			slot := Rhythm{Period: week, Slots: []Slot{{Offset: cl.center, Spread: cl.spread}}}
-			if cl.count < minWeekly || cl.spread > maxSpread || float64(cl.count) < 0.4*weeks || !significant(cl, n-explained-slot.slips(events), week) {
-				continue
-			}
-			cl = cl.refined()
-			rh.Slots = append(rh.Slots, Slot{Offset: cl.center, Spread: cl.spread, Hit: hitRate(cl.count, weeks)})
-			explained += cl.count
+		rh.Slots, explained = weeklySlots(precise, events, weeks, false)
+		if len(rh.Slots) == 0 {
+			rh.Slots, explained = looseWeeklySlots(events, weeks)
 		}
 		slices.SortFunc(rh.Slots, func(a, b Slot) int { return cmp.Compare(a.Offset, b.Offset) })
 		if len(rh.Slots) > 0 {
@@ -261,6 +248,113 @@ func Estimate(since, now time.Time, releases []Release) Rhythm {
 	support := math.Min(1, float64(explained)/6)
 	rh.Confidence = float64(explained) / float64(n) * support
 	return rh
+}
+
+// weeklySlots are the weekly slots the clusters of pts make, and the
+// releases they explain. loose: pts hold releases known only within hours
+// (looseWeeklySlots), so a cluster's spread is its posterior's and the
+// bar is higher.
+func weeklySlots(pts []point, events []event, weeks float64, loose bool) ([]Slot, int) {
+	var slots []Slot
+	n, explained := len(events), 0
+	least, level := minWeekly, 0.01
+	if loose {
+		least, level = minEvents, looseLevel
+	}
+	cands := clusters(pts, week)
+	// Largest first, and each tested against the releases no slot
+	// accepted so far explains: the other day of a twice-weekly
+	// Series is not background noise.
+	slices.SortStableFunc(cands, func(a, b cluster) int { return cmp.Compare(b.count, a.count) })
+	for _, cl := range cands {
+		if len(slots) == maxSlots {
+			break
+		}
+		if cl.count < least || float64(cl.count) < 0.4*weeks {
+			continue
+		}
+		if loose && cl.spread > maxSpread {
+			// summarize adds each interval's own width; the posterior
+			// keeps only where the intervals overlap, and is worth
+			// computing only where enough of them do.
+			if depth(cl.vals, priorSpread) < least {
+				continue
+			}
+			_, cl.spread = posteriorSlot(cl.vals)
+		}
+		// A day-late release of this slot is not background that a
+		// chance cluster stands out from (slip.go).
+		slot := Rhythm{Period: week, Slots: []Slot{{Offset: cl.center, Spread: cl.spread}}}
+		if cl.spread > maxSpread || !significantAt(cl, n-explained-slot.slips(events), week, level) {
+			continue
+		}
+		cl = cl.refined()
+		slots = append(slots, Slot{Offset: cl.center, Spread: cl.spread, Hit: hitRate(cl.count, weeks)})
+		explained += cl.count
+	}
+	return slots, explained
+}
+
+// looseWeeklySlots places weekly slots from releases known only within
+// maxLoose (docs/adr/0034, step 10). A slow poller's history (every 10
+// hours at 0.1 requests per Series-hour) and the safety polls of a Series
+// without a rhythm know no release within maxUncertain, so no slot was
+// ever placed from them: the Series stayed irregular, polled at its weekly
+// rate, and every release it found was again known only within hours. A
+// weekly release seen by such a poller lands in intervals that shift from
+// week to week, and where they overlap places the slot. Since wide
+// intervals line up by chance more often, a loose slot needs three
+// releases, significance at looseLevel, and its slots must explain half
+// of the Series' releases (an author posting every few days at no fixed
+// time is not a weekly Series with four slots).
+func looseWeeklySlots(events []event, weeks float64) ([]Slot, int) {
+	loose := make([]point, 0, len(events))
+	wide := false
+	for _, e := range events {
+		if e.half <= maxLoose {
+			loose = append(loose, point{at: e.mid, half: e.half})
+			wide = wide || e.half > maxUncertain
+		}
+	}
+	if !wide {
+		return nil, 0 // nothing the precise releases did not decide
+	}
+	// Before any posterior: can the releases that overlap explain half?
+	can := 0
+	for _, cl := range clusters(loose, week) {
+		if d := depth(cl.vals, priorSpread); d >= minEvents && float64(d) >= 0.4*weeks {
+			can += d
+		}
+	}
+	if 2*can < len(events) {
+		return nil, 0
+	}
+	slots, explained := weeklySlots(loose, events, weeks, true)
+	if 2*explained < len(events) {
+		return nil, 0
+	}
+	return slots, explained
+}
+
+// depth is the most of vals' intervals, each widened by slack on both
+// sides, that share one point.
+func depth(vals []placed, slack time.Duration) int {
+	type edge struct {
+		at   time.Duration
+		open int
+	}
+	edges := make([]edge, 0, 2*len(vals))
+	for _, v := range vals {
+		edges = append(edges, edge{v.pos - v.half - slack, 1}, edge{v.pos + v.half + slack, -1})
+	}
+	// Opens before closes at the same point: touching intervals share it.
+	slices.SortFunc(edges, func(a, b edge) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(b.open, a.open)) })
+	most, in := 0, 0
+	for _, e := range edges {
+		in += e.open
+		most = max(most, in)
+	}
+	return most
 }
 
 // burstShare is the chance that r, seen more than BurstSpan after the

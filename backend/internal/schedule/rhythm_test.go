@@ -129,6 +129,34 @@ func TestEstimateWeeklyFromThreeWeeksWithOneMissed(t *testing.T) {
 	require.LessOrEqual(t, weeklies, 5)
 }
 
+func TestEstimateWeeklyFromASlowPoller(t *testing.T) {
+	t.Parallel()
+	// Three weeks seen by a poller every 10 hours (0.1 requests per
+	// Series-hour): every release is known only within 10 hours, but the
+	// intervals shift 8 hours a week and overlap where the slot is.
+	now := t0.Add(3 * week)
+	wed5 := 2*day + 5*time.Hour
+	r := rand.New(rand.NewPCG(7, 7))
+	jitter := func(int) time.Duration { return time.Duration(r.NormFloat64() * float64(20*time.Minute)) }
+	for phase := time.Duration(0); phase < 10*time.Hour; phase += 2 * time.Hour {
+		rel := observed(weekly(3, wed5, jitter), 10*time.Hour, phase)
+		rh := Estimate(t0, now, rel)
+		require.Equal(t, KindWeekly, rh.Kind, "phase %v: %+v", phase, rh)
+		require.Len(t, rh.Slots, 1)
+		require.LessOrEqual(t, offsetDiff(rh.Slots[0].Offset, wed5, week), 3*time.Hour, "phase %v", phase)
+		require.LessOrEqual(t, rh.Slots[0].Spread, maxSpread)
+	}
+
+	// Wide intervals line up by chance more often than narrow ones, so
+	// a loose slot needs significance at 0.001: three releases on the
+	// slot and two elsewhere are a weekly Series seen within minutes, and
+	// not one seen within 10 hours (at 0.01 they would be).
+	rels := append(weekly(3, wed5, none), t0.Add(4*day+20*time.Hour), t0.Add(week+6*day+3*time.Hour))
+	rh := Estimate(t0, now, observed(sorted(rels), 10*time.Hour, 0))
+	require.Equal(t, KindIrregular, rh.Kind, "%+v", rh)
+	require.Equal(t, KindWeekly, Estimate(t0, now, observed(sorted(rels), 10*time.Minute, 0)).Kind)
+}
+
 func TestEstimateWeeklyFromCoarseHistoryDoesNotLeanLate(t *testing.T) {
 	t.Parallel()
 	// Releases at exactly 14:00 seen by polls every 2 h that fall at
