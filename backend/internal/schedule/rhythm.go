@@ -273,6 +273,7 @@ func weeklySlots(pts []point, events []event, weeks float64, loose bool) ([]Slot
 		if cl.count < least || float64(cl.count) < 0.4*weeks {
 			continue
 		}
+		var post cluster // the slot's window: the posterior's, computed once
 		if loose && cl.spread > maxSpread {
 			// summarize adds each interval's own width; the posterior
 			// keeps only where the intervals overlap, and is worth
@@ -280,7 +281,8 @@ func weeklySlots(pts []point, events []event, weeks float64, loose bool) ([]Slot
 			if depth(cl.vals, priorSpread) < least {
 				continue
 			}
-			_, cl.spread = posteriorSlot(cl.vals)
+			post = cl.posterior()
+			cl.spread = post.spread
 		}
 		// A day-late release of this slot is not background that a
 		// chance cluster stands out from (slip.go).
@@ -288,8 +290,10 @@ func weeklySlots(pts []point, events []event, weeks float64, loose bool) ([]Slot
 		if cl.spread > maxSpread || !significantAt(cl, n-explained-slot.slips(events), week, level) {
 			continue
 		}
-		cl = cl.refined()
-		slots = append(slots, Slot{Offset: cl.center, Spread: cl.spread, Hit: hitRate(cl.count, weeks)})
+		if post.period == 0 {
+			post = cl.refined()
+		}
+		slots = append(slots, Slot{Offset: post.center, Spread: post.spread, Hit: hitRate(cl.count, weeks)})
 		explained += cl.count
 	}
 	return slots, explained
@@ -591,12 +595,19 @@ func summarize(vals []placed, p time.Duration) cluster {
 // stays within maxSpread, as summarize's did: a slot wider than that is not
 // plausible, and the planner would estimate it again at every Plan.
 func (cl cluster) refined() cluster {
+	cl = cl.posterior()
+	cl.spread = min(cl.spread, maxSpread)
+	return cl
+}
+
+// posterior is cl with the posterior's centre and spread, however wide.
+func (cl cluster) posterior() cluster {
 	c, sp := posteriorSlot(cl.vals)
 	c %= cl.period
 	if c < 0 {
 		c += cl.period
 	}
-	cl.center, cl.spread = c, min(sp, maxSpread)
+	cl.center, cl.spread = c, sp
 	return cl
 }
 
