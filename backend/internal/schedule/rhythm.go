@@ -104,8 +104,8 @@ const (
 	clusterGap   = 150 * time.Minute
 	maxSpread    = 3 * time.Hour    // a wider cluster is not a slot
 	minSpread    = 10 * time.Minute // floor: even an exact schedule gets a window
-	maxUncertain = 3 * time.Hour    // events known less precisely do not place slots but loose weekly ones
-	maxLoose     = 12 * time.Hour   // nor do these: a day's interval does not say the weekday
+	maxUncertain = 3 * time.Hour    // events known less precisely place only loose weekly slots
+	maxLoose     = 12 * time.Hour   // and those known less precisely than this none
 	looseLevel   = 0.001            // the significance a loose weekly slot needs
 	dormantAfter = 28 * day
 	maxSlots     = 14
