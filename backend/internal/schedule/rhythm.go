@@ -217,7 +217,7 @@ func Estimate(since, now time.Time, releases []Release) Rhythm {
 		explained = cl.count
 	} else {
 		weeks := obsH / 168
-		rh.Slots, explained = weeklySlots(precise, events, weeks, false)
+		rh.Slots, explained = weeklySlots(clusters(precise, week), events, weeks, false)
 		if len(rh.Slots) == 0 {
 			rh.Slots, explained = looseWeeklySlots(events, weeks)
 		}
@@ -250,18 +250,17 @@ func Estimate(since, now time.Time, releases []Release) Rhythm {
 	return rh
 }
 
-// weeklySlots are the weekly slots the clusters of pts make, and the
-// releases they explain. loose: pts hold releases known only within hours
-// (looseWeeklySlots), so a cluster's spread is its posterior's and the
-// bar is higher.
-func weeklySlots(pts []point, events []event, weeks float64, loose bool) ([]Slot, int) {
+// weeklySlots are the weekly slots that clusters (on the week) make, and
+// the releases they explain. loose: the clusters hold releases known only
+// within hours (looseWeeklySlots), so a cluster's spread is its
+// posterior's and the bar is higher.
+func weeklySlots(cands []cluster, events []event, weeks float64, loose bool) ([]Slot, int) {
 	var slots []Slot
 	n, explained := len(events), 0
 	least, level := minWeekly, 0.01
 	if loose {
 		least, level = minEvents, looseLevel
 	}
-	cands := clusters(pts, week)
 	// Largest first, and each tested against the releases no slot
 	// accepted so far explains: the other day of a twice-weekly
 	// Series is not background noise.
@@ -273,7 +272,8 @@ func weeklySlots(pts []point, events []event, weeks float64, loose bool) ([]Slot
 		if cl.count < least || float64(cl.count) < 0.4*weeks {
 			continue
 		}
-		var post cluster // the slot's window: the posterior's, computed once
+		var post cluster // the slot's window, once known
+		known := false
 		if loose && cl.spread > maxSpread {
 			// summarize adds each interval's own width; the posterior
 			// keeps only where the intervals overlap, and is worth
@@ -281,7 +281,7 @@ func weeklySlots(pts []point, events []event, weeks float64, loose bool) ([]Slot
 			if depth(cl.vals, priorSpread) < least {
 				continue
 			}
-			post = cl.posterior()
+			post, known = cl.posterior(), true
 			cl.spread = post.spread
 		}
 		// A day-late release of this slot is not background that a
@@ -290,7 +290,7 @@ func weeklySlots(pts []point, events []event, weeks float64, loose bool) ([]Slot
 		if cl.spread > maxSpread || !significantAt(cl, n-explained-slot.slips(events), week, level) {
 			continue
 		}
-		if post.period == 0 {
+		if !known {
 			post = cl.refined()
 		}
 		slots = append(slots, Slot{Offset: post.center, Spread: post.spread, Hit: hitRate(cl.count, weeks)})
@@ -324,8 +324,9 @@ func looseWeeklySlots(events []event, weeks float64) ([]Slot, int) {
 		return nil, 0 // nothing the precise releases did not decide
 	}
 	// Before any posterior: can the releases that overlap explain half?
+	cands := clusters(loose, week)
 	can := 0
-	for _, cl := range clusters(loose, week) {
+	for _, cl := range cands {
 		if d := depth(cl.vals, priorSpread); d >= minEvents && float64(d) >= 0.4*weeks {
 			can += d
 		}
@@ -333,7 +334,7 @@ func looseWeeklySlots(events []event, weeks float64) ([]Slot, int) {
 	if 2*can < len(events) {
 		return nil, 0
 	}
-	slots, explained := weeklySlots(loose, events, weeks, true)
+	slots, explained := weeklySlots(cands, events, weeks, true)
 	if 2*explained < len(events) {
 		return nil, 0
 	}
