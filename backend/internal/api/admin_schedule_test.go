@@ -179,7 +179,7 @@ func TestOwnerSeesEverySeriesSchedule(t *testing.T) {
 		// A Site with a listing shows it, and why it is not used (this
 		// Console runs without POLL_LISTINGS); one without shows none.
 		switch s.Site {
-		case "royalroad", "novelfull", "demonic", "mangadex":
+		case "royalroad", "novelfull", "demonic", "mangadex", "asura":
 			require.NotNil(t, s.Listing, s.Site)
 			require.Equal(t, poll.ListingOff, s.Listing.State)
 			require.False(t, s.Listing.InUse)

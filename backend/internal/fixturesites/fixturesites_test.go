@@ -421,13 +421,15 @@ func TestListingsAreGeneratedFromTheSeriesPages(t *testing.T) {
 		require.NoError(t, err, "%s", body)
 		return lp
 	}
-	for _, name := range []string{"royalroad", "novelfull", "demonic", "mangadex"} {
+	for _, name := range []string{"royalroad", "novelfull", "demonic", "mangadex", "asura"} {
 		lp := read(name)
 		site, _ := reg.Lookup(name)
 		// One entry per series page the fixture server holds for the Site
 		// (demonic also serves asura's story, for Works).
 		series := map[string][]string{"royalroad": {fixturesites.RoyalroadSeries}, "novelfull": {fixturesites.NovelFullSeries},
-			"demonic": {fixturesites.DemonicSeries, fixturesites.DemonicORVSeries}, "mangadex": {fixturesites.MangadexSeries}}[name]
+			"demonic": {fixturesites.DemonicSeries, fixturesites.DemonicORVSeries}, "mangadex": {fixturesites.MangadexSeries},
+			// asura's old structure's page is the same Series: one entry.
+			"asura": {fixturesites.AsuraSeries}}[name]
 		var want, got []string
 		for _, u := range series {
 			ref, err := site.ResolveOn(u)

@@ -54,7 +54,7 @@ func (s *Server) addListings(all []Page) {
 			continue
 		}
 		ctype := "text/html; charset=utf-8"
-		if site.Name == "mangadex" {
+		if jsonListings[site.Name] != nil {
 			ctype = jsonType
 		}
 		s.routes[k] = &route{listing: site.Name, listed: held, ctype: ctype}
@@ -95,8 +95,8 @@ func (s *Server) listingBody(name string, held []*Page) ([]byte, bool) {
 		entries = append(entries, listingEntry{seriesURL: ref.SeriesURL, title: title, chapter: ch, at: s.pageTime(p)})
 	}
 	slices.SortStableFunc(entries, func(a, b listingEntry) int { return b.at.Compare(a.at) })
-	if site.Name == "mangadex" {
-		return mangadexListing(entries), true
+	if gen := jsonListings[site.Name]; gen != nil {
+		return gen(entries), true
 	}
 	return []byte(listingMarkup(site, entries, time.Now())), true
 }
@@ -224,6 +224,9 @@ func linkOr(u string) string {
 	return u
 }
 
+// jsonListings are the Sites whose listing is an API's JSON, and its maker.
+var jsonListings = map[string]func([]listingEntry) []byte{"mangadex": mangadexListing, "asura": asuraListing}
+
 // mangadexListing is MangaDex's global chapter feed: one upload per Series,
 // its Latest Chapter, which the registry reads back as the entry.
 func mangadexListing(entries []listingEntry) []byte {
@@ -266,5 +269,35 @@ func mangadexListing(entries []listingEntry) []byte {
 		data = append(data, chapter{ID: id, Type: "chapter", Attributes: a, Relationships: []rel{{ID: manga, Type: "manga"}}})
 	}
 	body, _ := json.Marshal(map[string]any{"result": "ok", "response": "collection", "data": data, "limit": 100, "offset": 0, "total": len(data)})
+	return body
+}
+
+// asuraListing is asura's API series list: each Series' public page and its
+// Latest Chapter as its newest latest_chapters entry.
+func asuraListing(entries []listingEntry) []byte {
+	type chapter struct {
+		Number      float64 `json:"number"`
+		Title       string  `json:"title,omitempty"`
+		IsPremium   bool    `json:"is_premium"`
+		PublishedAt string  `json:"published_at"`
+	}
+	type series struct {
+		Title          string    `json:"title"`
+		PublicURL      string    `json:"public_url"`
+		LastChapterAt  string    `json:"last_chapter_at"`
+		LatestChapters []chapter `json:"latest_chapters"`
+	}
+	data := []series{}
+	for _, e := range entries {
+		u, err := url.Parse(e.seriesURL)
+		if err != nil || e.chapter.Number == nil {
+			continue
+		}
+		at := e.at.Format(time.RFC3339)
+		_, title, _ := strings.Cut(e.chapter.Label, " - ")
+		data = append(data, series{Title: e.title, PublicURL: u.Path, LastChapterAt: at,
+			LatestChapters: []chapter{{Number: *e.chapter.Number, Title: title, IsPremium: e.chapter.Locked, PublishedAt: at}}})
+	}
+	body, _ := json.Marshal(map[string]any{"data": data, "meta": map[string]any{"total": len(data), "per_page": 20, "has_more": false}})
 	return body
 }

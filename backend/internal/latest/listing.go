@@ -1,6 +1,7 @@
 package latest
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/url"
 	"regexp"
@@ -395,6 +396,71 @@ func (md mangadexSite) listing(body []byte, _ *url.URL, _ time.Time) (ListingPag
 		}
 		at := mangadexTime(ch.Attributes.ReadableAt)
 		c.add("https://"+mangadexWeb+"/title/"+id, nil, latest, at)
+	}
+	return c.result(), nil
+}
+
+// asuraAPI is the host of the API asura's own pages read from.
+const asuraAPI = "api.asurascans.com"
+
+// asuraListingURL is the series list of asura's API ordered by latest
+// update: each Series with its newest chapters. The shape follows peers
+// that read it (keiyoushi's AsuraScans: sort=latest, offset/limit, data[]
+// with public_url and slug, meta.has_more; a tracker's notes: latest_chapters
+// with number, is_premium, early_access_until, published_at); its fixture
+// says so.
+const asuraListingURL = "https://" + asuraAPI + "/api/series?sort=latest&order=desc&offset=0&limit=20"
+
+// listing reads the API's series list: per Series its public page
+// (public_url, with the current suffix) and the highest-numbered of its
+// latest_chapters, the chapter its series page would give as the Latest
+// Chapter, locked as there while premium or in early access.
+func (asura asuraSite) listing(body []byte, _ *url.URL, _ time.Time) (ListingPage, error) {
+	trimmed := bytes.TrimSpace(body)
+	if !bytes.HasPrefix(trimmed, []byte("{")) {
+		return ListingPage{}, Diagnose(body, ProblemNotListingPage, "not an answer of asura's API")
+	}
+	var a struct {
+		Data []map[string]any `json:"data"`
+	}
+	if err := json.Unmarshal(trimmed, &a); err != nil || a.Data == nil {
+		return ListingPage{}, problem(ProblemNotListingPage, "asura's API answer is not a series list (no data[])")
+	}
+	c := listingCollector{site: asura.Site}
+	for _, s := range a.Data {
+		path := stringOf(s["public_url"])
+		if path == "" && validSlug(stringOf(s["slug"])) {
+			path = "/comics/" + stringOf(s["slug"])
+		}
+		if !strings.HasPrefix(path, "/") || strings.HasPrefix(path, "//") {
+			continue
+		}
+		ref, err := asura.ResolveOn("https://" + asura.Hosts[0] + path)
+		if err != nil {
+			continue
+		}
+		series := ref.SeriesURL
+		var newest map[string]any
+		var num *float64
+		for _, v := range listOf(s["latest_chapters"]) {
+			ch := mapOf(v)
+			if n := numberOf(ch["number"]); n != nil && (num == nil || *n > *num) {
+				newest, num = ch, n
+			}
+		}
+		if newest == nil {
+			continue
+		}
+		label := "Chapter " + formatNumber(*num)
+		if t := collapseSpace(stringOf(newest["title"])); t != "" {
+			label += " - " + t
+		}
+		locked := boolOf(newest["is_premium"]) || boolOf(newest["is_locked"]) || earlyAccess(stringOf(newest["early_access_until"]))
+		at := whenOf(stringOf(firstOf(newest, "published_at", "created_at")), time.Time{})
+		if at.IsZero() {
+			at = whenOf(stringOf(s["last_chapter_at"]), time.Time{})
+		}
+		c.add(series, nil, chapterOf(label, num, series+"/chapter/"+formatNumber(*num), locked), at)
 	}
 	return c.result(), nil
 }

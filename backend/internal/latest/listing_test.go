@@ -48,6 +48,7 @@ func TestListings(t *testing.T) {
 	nf, _ := reg.Lookup("novelfull")
 	dm, _ := reg.Lookup("demonic")
 	md, _ := reg.Lookup("mangadex")
+	asura, _ := reg.Lookup("asura")
 	cases := []listingCase{{
 		name: "madara", site: toon, body: readFamilyFixture(t, "madara", "listing.html"), page: "https://toonhaven.test/",
 		updates: []string{
@@ -116,6 +117,21 @@ func TestListings(t *testing.T) {
 	}, {
 		name: "mangadex/a manga feed", site: md, body: readFixture(t, "mangadex", "series.json"), page: mangadexListingURL, problem: ProblemNotListingPage,
 	}, {
+		name: "asura", site: asura, body: readFixture(t, "asura", "listing.json"), page: asuraListingURL,
+		updates: []string{
+			"asura:omniscient-readers-viewpoint|Chapter 252|252|https://asurascans.com/comics/omniscient-readers-viewpoint-7f3k9a2b/chapter/252|true|2026-12-04T09:30:00Z",
+			"asura:tower-of-the-unheld|Chapter 17 - The Gate|17|https://asurascans.com/comics/tower-of-the-unheld-q8w2e4r6/chapter/17|false|2026-12-04T08:15:42Z",
+			"asura:a-query-kept-out|Chapter 3|3|https://asurascans.com/comics/a-query-kept-out-k9j8h7g6/chapter/3|false|2026-12-04T07:00:00Z",
+			"asura:only-a-slug|Chapter 40.5|40.5|https://asurascans.com/comics/only-a-slug/chapter/40.5|false|2026-12-03T22:00:00Z",
+		},
+		reach: "2026-12-03T22:00:00Z",
+	}, {
+		name: "asura/challenge", site: asura, body: readFixture(t, "asura", "challenge.html"), page: asuraListingURL, problem: ProblemChallenge,
+	}, {
+		name: "asura/series page", site: asura, body: readFixture(t, "asura", "series.html"), page: asuraListingURL, problem: ProblemNotListingPage,
+	}, {
+		name: "asura/error", site: asura, body: readFixture(t, "asura", "error.json"), page: asuraListingURL, problem: ProblemNotListingPage,
+	}, {
 		name: "novelfull/challenge", site: nf, body: readFixture(t, "novelfull", "challenge.html"), page: "https://novelfull.com/latest-release-novel", problem: ProblemChallenge,
 	}}
 	for _, c := range cases {
@@ -157,7 +173,7 @@ func TestListingSites(t *testing.T) {
 			with = append(with, s.Name)
 		}
 	}
-	require.Equal(t, []string{"demonic", "mangadex", "novelfull", "royalroad"}, with)
+	require.Equal(t, []string{"asura", "demonic", "mangadex", "novelfull", "royalroad"}, with)
 	for _, f := range []string{"madara", "mangathemesia", "lightnovelwp"} {
 		kind := Manga
 		if f == "lightnovelwp" {

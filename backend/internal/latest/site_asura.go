@@ -20,9 +20,10 @@ type asuraSite struct{ *Site }
 func newAsura() *Site {
 	asura := asuraSite{new(Site)}
 	*asura.Site = Site{
-		Name:  "asura",
-		Kind:  Manga,
-		Hosts: []string{"asurascans.com", "asuracomic.net"},
+		Name: "asura",
+		Kind: Manga,
+		// api.asurascans.com answers the listing (asuraListingURL).
+		Hosts: []string{"asurascans.com", "asuracomic.net", asuraAPI},
 		// Peers pace asura at about one request a second.
 		Pace: time.Second,
 		SeriesPath: func(u *url.URL) (string, string, bool) {
@@ -51,6 +52,7 @@ func newAsura() *Site {
 		Cover:    asura.cover,
 		Chapters: asura.chapters,
 		Content:  asura.content,
+		Listing:  &Listing{Path: asuraListingURL, Read: asura.listing},
 	}
 	return asura.Site
 }

@@ -191,7 +191,7 @@ func TestSiteSettingsReachEveryReplica(t *testing.T) {
 	resp := a.Do("PUT", "/api/admin/sites/asura", owner, map[string]any{"pace_ms": 5000, "budget_per_hour": 120})
 	require.Equal(t, http.StatusOK, resp.Code, "%s", resp.Body)
 	require.JSONEq(t, `{"site": "asura", "pace_ms": 5000, "pace_source": "owner", "budget_per_hour": 120, "budget_source": "owner", "owner_paused": false,
-		"hosts": ["asurascans.com", "asuracomic.net"], "family": "", "options": {}}`, string(resp.Body))
+		"hosts": ["asurascans.com", "asuracomic.net", "api.asurascans.com"], "family": "", "options": {}}`, string(resp.Body))
 	require.Equal(t, int64(5000), asura(a).PaceMS, "at once on the replica that made it")
 	require.Equal(t, before, asura(b), "b's copy is younger than its TTL")
 	now.Add(time.Minute + time.Second)
@@ -215,7 +215,7 @@ func TestSiteSettingsReachEveryReplica(t *testing.T) {
 	resp = a.Do("PUT", "/api/admin/sites/asura", owner, map[string]any{"pace_ms": nil})
 	require.Equal(t, http.StatusOK, resp.Code, "%s", resp.Body)
 	require.JSONEq(t, `{"site": "asura", "pace_ms": 3000, "pace_source": "SITE_PACE", "budget_per_hour": 120, "budget_source": "owner", "owner_paused": true,
-		"hosts": ["asurascans.com", "asuracomic.net"], "family": "", "options": {}}`, string(resp.Body), "null puts the pace back to SITE_PACE; the budget stays")
+		"hosts": ["asurascans.com", "asuracomic.net", "api.asurascans.com"], "family": "", "options": {}}`, string(resp.Body), "null puts the pace back to SITE_PACE; the budget stays")
 	resp = a.Do("PUT", "/api/admin/sites/asura", owner, map[string]any{"budget_per_hour": nil})
 	require.Equal(t, http.StatusOK, resp.Code, "%s", resp.Body)
 	require.Contains(t, string(resp.Body), `"budget_per_hour":1200,"budget_source":"pace"`)

@@ -105,7 +105,8 @@ func TestOwnerPollPagesAreTheOwners(t *testing.T) {
 	require.Equal(t, 1, listing.Length())
 	require.Equal(t, poll.ListingOff, listing.AttrOr("data-listing", ""))
 	require.Contains(t, listing.Text(), "POLL_LISTINGS is off")
-	require.Zero(t, r.Doc.Find(`[data-site="asura"] [data-testid="site-listing"]`).Length())
+	require.Equal(t, 1, r.Doc.Find(`[data-testid="site-row"][data-site="webtoons"]`).Length())
+	require.Zero(t, r.Doc.Find(`[data-site="webtoons"] [data-testid="site-listing"]`).Length())
 	require.Contains(t, text(r, `[data-testid="policy"]`), "adaptive")
 
 	// Failing: the problem, the body length, the next poll and why.
