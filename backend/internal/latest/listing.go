@@ -451,16 +451,11 @@ func (asura asuraSite) listing(body []byte, _ *url.URL, _ time.Time) (ListingPag
 		if newest == nil {
 			continue
 		}
-		label := "Chapter " + formatNumber(*num)
-		if t := collapseSpace(stringOf(newest["title"])); t != "" {
-			label += " - " + t
-		}
-		locked := boolOf(newest["is_premium"]) || boolOf(newest["is_locked"]) || earlyAccess(stringOf(newest["early_access_until"]))
 		at := whenOf(stringOf(firstOf(newest, "published_at", "created_at")), time.Time{})
 		if at.IsZero() {
 			at = whenOf(stringOf(s["last_chapter_at"]), time.Time{})
 		}
-		c.add(series, nil, chapterOf(label, num, series+"/chapter/"+formatNumber(*num), locked), at)
+		c.add(series, nil, asuraChapter(newest, num, series), at)
 	}
 	return c.result(), nil
 }

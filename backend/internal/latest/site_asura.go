@@ -192,17 +192,24 @@ func (asura asuraSite) islandChapters(islands []astroIsland, page *url.URL, want
 			if series == "" {
 				continue
 			}
-			label := "Chapter " + formatNumber(*n)
-			if t := collapseSpace(stringOf(c["title"])); t != "" {
-				label += " - " + t
-			}
-			locked := boolOf(c["is_premium"]) || boolOf(c["is_locked"]) || earlyAccess(stringOf(c["early_access_until"]))
-			out = append(out, chapterOf(label, n, series+"/chapter/"+formatNumber(*n), locked))
+			out = append(out, asuraChapter(c, n, series))
 		}
 		sortByNumber(out)
 		return tidyChapters(out), true
 	}
 	return nil, false
+}
+
+// asuraChapter is one chapter record of asura's, numbered n, of the Series
+// at series: the series page's island and the API's listing name its
+// fields alike.
+func asuraChapter(c map[string]any, n *float64, series string) Chapter {
+	label := "Chapter " + formatNumber(*n)
+	if t := collapseSpace(stringOf(c["title"])); t != "" {
+		label += " - " + t
+	}
+	locked := boolOf(c["is_premium"]) || boolOf(c["is_locked"]) || earlyAccess(stringOf(c["early_access_until"]))
+	return chapterOf(label, n, series+"/chapter/"+formatNumber(*n), locked)
 }
 
 // earlyAccess reports whether an early-access window is still open.
