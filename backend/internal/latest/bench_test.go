@@ -79,6 +79,38 @@ func BenchmarkExtract(b *testing.B) {
 	}
 }
 
+// BenchmarkListing times each built-in Site's listing read on its listing
+// fixture, beside the same bytes.Count reference as BenchmarkExtract.
+func BenchmarkListing(b *testing.B) {
+	for _, name := range []string{"asura", "demonic", "mangadex", "novelfull", "royalroad"} {
+		site, _ := reg.Lookup(name)
+		u, _ := site.ListingURL()
+		page, _ := url.Parse(u)
+		file := "listing.html"
+		if name == "asura" || name == "mangadex" {
+			file = "listing.json"
+		}
+		body := readFixture(b, name, file)
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if lp, err := site.Listing.Read(body, page, listingNow); err != nil || len(lp.Updates) == 0 {
+					b.Fatal(name, err)
+				}
+			}
+		})
+		b.Run(name+"/ref", func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			var n int
+			for b.Loop() {
+				n += bytes.Count(body, []byte("<"))
+			}
+			_ = n
+		})
+	}
+}
+
 // BenchmarkResolve times the key derivation the API runs on every PUT,
 // beside a url.Parse of the same URL as its reference.
 func BenchmarkResolve(b *testing.B) {
