@@ -350,8 +350,8 @@ func instructions(w io.Writer, sites *fixturesites.Server, base, password, token
 	p("  Lectern          %s  (web library: %s/library/manga)", base, base)
 	p("  sign in as       demo / %s   (an Owner)", password)
 	p("  API token        %s", token)
-	p("  fixture Sites    https://%s  (loopback HTTPS, throwaway CA; stands in for asurascans.com, comix.to,", sites.Addr())
-	p("                   demonicscans.org, kagane.to, mangadex.org and api.mangadex.org, webtoons.com,")
+	p("  fixture Sites    https://%s  (loopback HTTPS, throwaway CA; stands in for asurascans.com and", sites.Addr())
+	p("                   api.asurascans.com, comix.to, demonicscans.org, kagane.to, mangadex.org and api.mangadex.org, webtoons.com,")
 	p("                   lightnovelworld.com, novelfull.com, royalroad.com, the added Sites")
 	p("                   toonhaven.test and lanternreads.test, and their image hosts)")
 	if sitesDir != "" {
